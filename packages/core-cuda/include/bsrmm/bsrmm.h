@@ -1,0 +1,211 @@
+/* bsrmm: block-sparse (BSR) x dense matrix multiply.
+ *
+ *   C = alpha * op(A) * B + beta * C      A: BSR, B and C: dense
+ *
+ * This is the stable C ABI: the only header a binding includes. Every call returns a
+ * bsrmm_status; on failure bsrmm_last_error() returns a thread-local message that names the
+ * argument and the rule it broke. Handles are opaque. Nothing here synchronises a device behind
+ * the caller's back: GPU work is enqueued on the context's stream.
+ */
+#ifndef BSRMM_H
+#define BSRMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define BSRMM_API __declspec(dllexport)
+#else
+#define BSRMM_API __attribute__((visibility("default")))
+#endif
+
+#define BSRMM_VERSION_MAJOR 0
+#define BSRMM_VERSION_MINOR 1
+#define BSRMM_VERSION_PATCH 0
+
+/* Stable numeric codes: every binding maps them to the same error code name. */
+typedef enum bsrmm_status {
+  BSRMM_STATUS_SUCCESS = 0,
+  BSRMM_STATUS_INVALID_ARGUMENT = 1, /* a value breaks a documented rule (shape, index, stride) */
+  BSRMM_STATUS_UNSUPPORTED = 2,      /* valid, but this backend/dtype/shape is not provided */
+  BSRMM_STATUS_OUT_OF_MEMORY = 3,    /* host or device allocation failed */
+  BSRMM_STATUS_NO_DEVICE = 4,        /* CUDA not compiled in, no driver, or no such device */
+  BSRMM_STATUS_CUDA_ERROR = 5,       /* a CUDA call failed; the message holds CUDA's string */
+  BSRMM_STATUS_INTERNAL = 6,         /* a bug in bsrmm: please report it */
+  BSRMM_STATUS_IO_ERROR = 7          /* tuner cache could not be read or written */
+} bsrmm_status;
+
+typedef enum bsrmm_dtype {
+  BSRMM_DTYPE_F32 = 0,
+  BSRMM_DTYPE_F16 = 1,
+  BSRMM_DTYPE_BF16 = 2,
+  BSRMM_DTYPE_F64 = 3 /* CPU backend and generic CUDA kernel only */
+} bsrmm_dtype;
+
+typedef enum bsrmm_index_type { BSRMM_INDEX_I32 = 0, BSRMM_INDEX_I64 = 1 } bsrmm_index_type;
+
+typedef enum bsrmm_layout { BSRMM_LAYOUT_ROW_MAJOR = 0, BSRMM_LAYOUT_COL_MAJOR = 1 } bsrmm_layout;
+
+typedef enum bsrmm_op { BSRMM_OP_NONE = 0, BSRMM_OP_TRANSPOSE = 1 } bsrmm_op;
+
+typedef enum bsrmm_device_type { BSRMM_DEVICE_CPU = 0, BSRMM_DEVICE_CUDA = 1 } bsrmm_device_type;
+
+typedef struct bsrmm_device {
+  bsrmm_device_type type;
+  int32_t ordinal; /* CUDA device ordinal; 0 for the CPU */
+} bsrmm_device;
+
+/* How f32 operands use the tensor cores. EXACT keeps full f32 products; TF32 opts in to the
+ * faster, less precise tensor-core mode (relative error ~1e-3). Ignored for f16/bf16. */
+typedef enum bsrmm_f32_mode { BSRMM_F32_EXACT = 0, BSRMM_F32_TF32 = 1 } bsrmm_f32_mode;
+
+typedef enum bsrmm_activation {
+  BSRMM_ACTIVATION_NONE = 0,
+  BSRMM_ACTIVATION_RELU = 1,
+  BSRMM_ACTIVATION_GELU = 2, /* tanh approximation */
+  BSRMM_ACTIVATION_SILU = 3
+} bsrmm_activation;
+
+/* Tuning modes: OFF uses built-in heuristics only; AUTO uses a cached choice or measures once
+ * and caches it; FORCE always measures and overwrites the cache entry. */
+typedef enum bsrmm_tuning_mode {
+  BSRMM_TUNING_OFF = 0,
+  BSRMM_TUNING_AUTO = 1,
+  BSRMM_TUNING_FORCE = 2
+} bsrmm_tuning_mode;
+
+/* A dense operand, used in place (never copied when usable as it is). Element (i, j) lives at
+ * data[i * ld + j] for row-major and data[j * ld + i] for column-major. */
+typedef struct bsrmm_dense {
+  void* data;
+  int64_t rows;
+  int64_t cols;
+  int64_t ld; /* leading dimension in elements: >= cols (row-major) or >= rows (col-major) */
+  bsrmm_layout layout;
+  bsrmm_dtype dtype;
+  bsrmm_device device;
+} bsrmm_dense;
+
+/* A BSR matrix as three arrays (the scipy / torch sparse_bsr convention):
+ *   row_ptr[block_row_count + 1], col_idx[nnzb], values[nnzb * block_height * block_width]
+ * with each block stored row-major. block_row_count = rows / block_height. */
+typedef struct bsrmm_bsr_desc {
+  int64_t rows;
+  int64_t cols;
+  int32_t block_height;
+  int32_t block_width;
+  int64_t nnzb;
+  const void* row_ptr;
+  const void* col_idx;
+  bsrmm_index_type index_type;
+  const void* values;
+  bsrmm_dtype dtype;
+  bsrmm_device device; /* where the three arrays live */
+} bsrmm_bsr_desc;
+
+/* Flags for matrix construction. */
+#define BSRMM_CREATE_DEFAULT 0u
+/* Sort column indices (and their blocks) within each row instead of rejecting unsorted input. */
+#define BSRMM_CREATE_SORT_INDICES 1u
+/* Device arrays only: use values in place instead of copying them (the caller keeps them alive
+ * and unchanged for the matrix's lifetime). Indices are always copied (they are validated). */
+#define BSRMM_CREATE_BORROW_VALUES 2u
+
+typedef struct bsrmm_matrix_info {
+  int64_t rows;
+  int64_t cols;
+  int32_t block_height;
+  int32_t block_width;
+  int64_t nnzb;
+  bsrmm_dtype dtype;
+  bsrmm_device device;
+} bsrmm_matrix_info;
+
+/* Everything about one multiply besides the operands. Initialise with
+ * bsrmm_matmul_options_default(); struct_size lets later versions append fields. */
+typedef struct bsrmm_matmul_options {
+  uint32_t struct_size;
+  bsrmm_op op_a;
+  double alpha;
+  double beta;
+  /* Optional per-row bias of C (length C.rows, C's dtype and device; may be NULL), added after
+   * alpha*op(A)*B + beta*C and before the activation. */
+  const void* bias;
+  bsrmm_activation activation;
+} bsrmm_matmul_options;
+
+typedef struct bsrmm_context_s* bsrmm_context_t;
+typedef struct bsrmm_matrix_s* bsrmm_matrix_t;
+
+/* ---- library ---- */
+BSRMM_API const char* bsrmm_version(void);
+BSRMM_API const char* bsrmm_status_name(bsrmm_status status); /* "BSRMM_STATUS_INVALID_ARGUMENT" */
+/* The message of the last failed call on this thread ("" if none). Valid until the next call. */
+BSRMM_API const char* bsrmm_last_error(void);
+/* 1 if the library was built with CUDA kernels. */
+BSRMM_API int bsrmm_cuda_compiled(void);
+/* Number of usable CUDA devices; NO_DEVICE (with the reason in the message) when there are none. */
+BSRMM_API bsrmm_status bsrmm_cuda_device_count(int32_t* count);
+
+/* ---- context: a device, a stream, a tuner, a workspace ---- */
+BSRMM_API bsrmm_status bsrmm_context_create(bsrmm_device device, bsrmm_context_t* out);
+BSRMM_API void bsrmm_context_destroy(bsrmm_context_t ctx);
+BSRMM_API bsrmm_status bsrmm_context_get_device(bsrmm_context_t ctx, bsrmm_device* out);
+/* A cudaStream_t, or NULL for the legacy default stream. CUDA contexts only. */
+BSRMM_API bsrmm_status bsrmm_context_set_stream(bsrmm_context_t ctx, void* stream);
+BSRMM_API bsrmm_status bsrmm_context_get_stream(bsrmm_context_t ctx, void** stream);
+/* CPU worker threads; 0 = one per hardware thread (the default). */
+BSRMM_API bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads);
+BSRMM_API bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode);
+BSRMM_API bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_tuning_mode mode);
+/* Force a kernel variant by name (see bsrmm_variant_name), or NULL/"" to let the tuner choose. */
+BSRMM_API bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name);
+/* Blocks the host until the context's queued work is done (CPU contexts: no-op). */
+BSRMM_API bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx);
+
+/* ---- matrices ---- */
+/* Validates and copies a BSR matrix onto the context's device. */
+BSRMM_API bsrmm_status bsrmm_matrix_create(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc,
+                                           uint32_t flags, bsrmm_matrix_t* out);
+/* Keeps every block_height x block_width block of `dense` that holds any non-zero (NaN counts). */
+BSRMM_API bsrmm_status bsrmm_matrix_from_dense(bsrmm_context_t ctx, const bsrmm_dense* dense,
+                                               int32_t block_height, int32_t block_width,
+                                               bsrmm_matrix_t* out);
+BSRMM_API void bsrmm_matrix_destroy(bsrmm_matrix_t matrix);
+BSRMM_API bsrmm_status bsrmm_matrix_get_info(bsrmm_matrix_t matrix, bsrmm_matrix_info* out);
+/* Copies the structure and values out to host memory. Any pointer may be NULL to skip that
+ * array; row_ptr and col_idx are written as `index_type`, values in the matrix's dtype. */
+BSRMM_API bsrmm_status bsrmm_matrix_export(bsrmm_matrix_t matrix, bsrmm_index_type index_type,
+                                           void* row_ptr, void* col_idx, void* values);
+/* Writes the matrix into a dense operand of its shape and dtype (on the context's device). */
+BSRMM_API bsrmm_status bsrmm_matrix_to_dense(bsrmm_context_t ctx, bsrmm_matrix_t matrix,
+                                             bsrmm_dense* out);
+/* A copy of the matrix on the context's device. */
+BSRMM_API bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t matrix,
+                                            bsrmm_matrix_t* out);
+
+/* ---- multiply ---- */
+BSRMM_API bsrmm_matmul_options bsrmm_matmul_options_default(void);
+/* C = alpha * op(A) * B + beta * C (+ bias, activation). A, B and C must be on the context's
+ * device; options may be NULL for the defaults (op NONE, alpha 1, beta 0). With beta == 0,
+ * C is only written (NaN in C does not propagate). */
+BSRMM_API bsrmm_status bsrmm_matmul(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b,
+                                    bsrmm_dense* c, const bsrmm_matmul_options* options);
+
+/* ---- kernel variants ---- */
+/* Variants compiled into this library (CPU ones included), named CUTLASS-style, e.g.
+ * "cpu_f32_rowmajor_blocked" or "sm80_f16_b64_mma_stages3". */
+BSRMM_API int32_t bsrmm_variant_count(void);
+BSRMM_API const char* bsrmm_variant_name(int32_t index);
+/* The variant the last successful bsrmm_matmul on this context ran ("" before any). */
+BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BSRMM_H */

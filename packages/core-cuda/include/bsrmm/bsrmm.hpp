@@ -1,0 +1,121 @@
+// Header-only C++ layer over the C ABI: RAII handles and exceptions. Bindings (pybind11, cxx)
+// use this instead of checking statuses by hand; it adds no behaviour of its own.
+#pragma once
+
+#include <bsrmm/bsrmm.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace bsrmm {
+
+// Thrown for every non-success status; carries the status and the core's message.
+class Error : public std::runtime_error {
+ public:
+  Error(bsrmm_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  bsrmm_status status() const noexcept { return status_; }
+  const char* code() const noexcept { return bsrmm_status_name(status_); }
+
+ private:
+  bsrmm_status status_;
+};
+
+inline void check(bsrmm_status status) {
+  if (status != BSRMM_STATUS_SUCCESS) throw Error(status, bsrmm_last_error());
+}
+
+inline bsrmm_device cpu() { return bsrmm_device{BSRMM_DEVICE_CPU, 0}; }
+inline bsrmm_device cuda(int32_t ordinal = 0) { return bsrmm_device{BSRMM_DEVICE_CUDA, ordinal}; }
+
+class Context {
+ public:
+  explicit Context(bsrmm_device device = cpu()) { check(bsrmm_context_create(device, &handle_)); }
+  ~Context() { bsrmm_context_destroy(handle_); }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  Context(Context&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Context& operator=(Context&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+
+  bsrmm_context_t get() const noexcept { return handle_; }
+  bsrmm_device device() const {
+    bsrmm_device d{};
+    check(bsrmm_context_get_device(handle_, &d));
+    return d;
+  }
+  void set_stream(void* stream) { check(bsrmm_context_set_stream(handle_, stream)); }
+  void* stream() const {
+    void* s = nullptr;
+    check(bsrmm_context_get_stream(handle_, &s));
+    return s;
+  }
+  void set_num_threads(int32_t threads) { check(bsrmm_context_set_num_threads(handle_, threads)); }
+  void set_f32_mode(bsrmm_f32_mode mode) { check(bsrmm_context_set_f32_mode(handle_, mode)); }
+  void set_tuning_mode(bsrmm_tuning_mode mode) {
+    check(bsrmm_context_set_tuning_mode(handle_, mode));
+  }
+  void set_variant(const std::string& name) {
+    check(bsrmm_context_set_variant(handle_, name.c_str()));
+  }
+  std::string last_variant() const { return bsrmm_context_last_variant(handle_); }
+  void synchronize() { check(bsrmm_context_synchronize(handle_)); }
+
+ private:
+  bsrmm_context_t handle_ = nullptr;
+};
+
+class Matrix {
+ public:
+  Matrix(Context& ctx, const bsrmm_bsr_desc& desc, uint32_t flags = BSRMM_CREATE_DEFAULT) {
+    check(bsrmm_matrix_create(ctx.get(), &desc, flags, &handle_));
+  }
+  static Matrix from_dense(Context& ctx, const bsrmm_dense& dense, int32_t block_height,
+                           int32_t block_width) {
+    Matrix m;
+    check(bsrmm_matrix_from_dense(ctx.get(), &dense, block_height, block_width, &m.handle_));
+    return m;
+  }
+  ~Matrix() { bsrmm_matrix_destroy(handle_); }
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+  Matrix(Matrix&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Matrix& operator=(Matrix&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+
+  bsrmm_matrix_t get() const noexcept { return handle_; }
+  bsrmm_matrix_info info() const {
+    bsrmm_matrix_info i{};
+    check(bsrmm_matrix_get_info(handle_, &i));
+    return i;
+  }
+  void export_to(bsrmm_index_type index_type, void* row_ptr, void* col_idx, void* values) const {
+    check(bsrmm_matrix_export(handle_, index_type, row_ptr, col_idx, values));
+  }
+  void to_dense(Context& ctx, bsrmm_dense& out) const {
+    check(bsrmm_matrix_to_dense(ctx.get(), handle_, &out));
+  }
+  Matrix copy_to(Context& ctx) const {
+    Matrix m;
+    check(bsrmm_matrix_copy_to(ctx.get(), handle_, &m.handle_));
+    return m;
+  }
+
+ private:
+  Matrix() = default;
+  bsrmm_matrix_t handle_ = nullptr;
+};
+
+inline bsrmm_matmul_options matmul_options() { return bsrmm_matmul_options_default(); }
+
+inline void matmul(Context& ctx, const Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
+                   const bsrmm_matmul_options& options = matmul_options()) {
+  check(bsrmm_matmul(ctx.get(), a.get(), &b, &c, &options));
+}
+
+}  // namespace bsrmm

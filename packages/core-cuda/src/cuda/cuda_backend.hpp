@@ -1,0 +1,89 @@
+// The boundary between the core (compiled by the host compiler) and the CUDA backend (compiled
+// by nvcc). Plain C++: no CUDA header leaks into the core. Only built when the CUDA language is
+// enabled (BSRMM_WITH_CUDA=1); every function throws bsrmm::detail::Error on failure, with
+// CUDA's own error string in the message (BSRMM_STATUS_CUDA_ERROR, OUT_OF_MEMORY, NO_DEVICE).
+#pragma once
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bsrmm::cuda {
+
+// ---- runtime ----
+
+// Usable devices; 0 with `why` filled in (no driver, driver too old, no device) when none.
+int device_count(std::string* why);
+// Throws NO_DEVICE naming the ordinal when it does not exist.
+void check_device(int ordinal);
+
+enum class PointerLocation { host, device, managed };
+// Where `ptr` lives; for device memory, `ordinal` receives its device. Unregistered host
+// memory reports host.
+PointerLocation locate(const void* ptr, int* ordinal);
+
+// Allocation on `ordinal` (OUT_OF_MEMORY names the byte count on failure). free(nullptr) is a no-op.
+void* device_malloc(std::size_t bytes, int ordinal);
+void device_free(void* ptr, int ordinal) noexcept;
+
+enum class CopyKind { host_to_device, device_to_host, device_to_device };
+// Enqueued on `stream` (a cudaStream_t or nullptr). Copies from pageable host memory complete
+// before returning, as CUDA defines; device_to_host waits for the copy to finish.
+void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, int ordinal, void* stream);
+void synchronize(int ordinal, void* stream);
+
+// ---- kernels ----
+
+// A BSR operand as the kernels see it: device pointers, int32 indices, blocks row-major.
+// op(A) is already applied: a transposed multiply gets the plan's transposed copy.
+struct BsrView {
+  int64_t block_row_count;
+  int64_t block_col_count;
+  int32_t block_height;
+  int32_t block_width;
+  int64_t nnzb;
+  const int32_t* row_ptr;    // block_row_count + 1
+  const int32_t* col_idx;    // nnzb
+  const void* values;        // nnzb * block_height * block_width, dtype
+  const int32_t* row_order;  // block rows by block count, longest first (plan); may be null
+  bsrmm_dtype dtype;
+};
+
+struct DenseView {
+  void* data;
+  int64_t rows;
+  int64_t cols;
+  int64_t ld;
+  bsrmm_layout layout;
+  bsrmm_dtype dtype;
+};
+
+struct MatmulArgs {
+  BsrView a;
+  DenseView b;  // a.block_col_count * block_width rows
+  DenseView c;  // a.block_row_count * block_height rows, b.cols cols
+  float alpha;
+  float beta;             // 0: C is only written
+  const void* bias;       // per row of C, C's dtype, or null
+  bsrmm_activation activation;
+  bsrmm_f32_mode f32_mode;
+  int device;
+  void* stream;
+};
+
+// Every CUDA variant compiled in, by name.
+std::vector<std::string> variant_names();
+// Runs `variant` (empty: the heuristic default for the arguments) and returns the name of the
+// variant that ran. Throws UNSUPPORTED when the named variant cannot take these arguments.
+std::string matmul(const MatmulArgs& args, const std::string& variant);
+
+// Writes the transposed matrix's values: dst block t = transpose(src block src_block[t]), each
+// block_height x block_width source block becoming block_width x block_height. Device arrays.
+void transpose_blocks(const void* src, void* dst, const int32_t* src_block, int64_t nnzb,
+                      int32_t block_height, int32_t block_width, bsrmm_dtype dtype, int device,
+                      void* stream);
+
+}  // namespace bsrmm::cuda
