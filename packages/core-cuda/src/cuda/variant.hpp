@@ -1,0 +1,35 @@
+// A CUDA kernel variant: a name that says what it is (CUTLASS-style: arch, dtype, block shape,
+// pipeline), the arguments it accepts, and how to launch it. Arch families contribute their
+// lists (generic, sm80, sm90); the registry in src/cuda concatenates them and the heuristic /
+// tuner choose among the eligible ones.
+#pragma once
+
+#include "cuda_backend.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bsrmm::cuda {
+
+struct DeviceTraits {
+  int cc_major;
+  int cc_minor;
+  int sm_count;
+  int max_smem_per_block_optin;  // bytes
+};
+
+struct Variant {
+  std::string name;
+  // True when the variant can compute these arguments correctly on this device.
+  bool (*supports)(const MatmulArgs& args, const DeviceTraits& device);
+  // Enqueues the multiply on args.stream; throws bsrmm::detail::Error on a launch failure.
+  void (*launch)(const MatmulArgs& args, const DeviceTraits& device);
+  // Larger is preferred by the untuned heuristic among supporting variants.
+  int (*preference)(const MatmulArgs& args, const DeviceTraits& device);
+};
+
+std::vector<Variant> generic_variants();  // src/cuda/generic/: any dtype, block shape, layout
+std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async pipelines
+std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
+
+}  // namespace bsrmm::cuda
