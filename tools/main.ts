@@ -1,0 +1,65 @@
+// The root commands (package.json scripts; the README and CI call these):
+//   npm run bench  ->  tsx tools/main.ts bench   bootstrap, build, the benchmark's quick suite
+//   npm test       ->  tsx tools/main.ts test    bootstrap, build, every package's tests
+// Also `build` and `bootstrap`. Arguments after the command go to `turbo run`
+// (e.g. `npm test -- --force` re-runs tests whose results are cached).
+import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { bootstrap } from "./toolchain/bootstrap.ts";
+import { toolchainEnv } from "./toolchain/env.ts";
+import { repoRoot } from "./toolchain/layout.ts";
+import { machineFingerprint } from "./toolchain/machine.ts";
+import { CommandError, run } from "./toolchain/run.ts";
+
+function usage(): never {
+  console.error("usage: tsx tools/main.ts <bootstrap|build|test|bench> [turbo run options...]");
+  process.exit(2);
+}
+
+function requireBenchScript(): void {
+  const manifest = join(repoRoot, "packages", "bench", "package.json");
+  const scripts = existsSync(manifest)
+    ? (JSON.parse(readFileSync(manifest, "utf8")) as { scripts?: Record<string, string> }).scripts
+    : undefined;
+  if (scripts?.bench === undefined) throw new Error("packages/bench has no `bench` script yet: nothing to run");
+}
+
+function turboRun(task: string, extra: string[]): void {
+  const env = toolchainEnv({
+    ...process.env,
+    BSRMM_MACHINE: machineFingerprint(),
+    TURBO_TELEMETRY_DISABLED: "1",
+  });
+  console.log(`main: machine: ${env.BSRMM_MACHINE}`);
+  // Native builds already use every core they are given (-j); running half as many tasks at once
+  // keeps a 2-core machine from thrashing while still overlapping tests on larger ones.
+  const concurrency = extra.some((a) => a.startsWith("--concurrency"))
+    ? []
+    : [`--concurrency=${Math.max(1, Math.floor(availableParallelism() / 2))}`];
+  const turbo = join(repoRoot, "node_modules", ".bin", process.platform === "win32" ? "turbo.cmd" : "turbo");
+  // grouped: each runner's summary (ctest, pytest, cargo, node:test) stays in one piece.
+  // dependencies-successful: one failing package does not hide the other packages' results;
+  // turbo still exits non-zero.
+  run(turbo, ["run", task, ...concurrency, "--log-order=grouped", "--continue=dependencies-successful",
+    ...extra], { cwd: repoRoot, env });
+}
+
+function main(argv: string[]): void {
+  const [command, ...extra] = argv;
+  if (command === "bootstrap") {
+    bootstrap();
+    return;
+  }
+  if (command !== "build" && command !== "test" && command !== "bench") usage();
+  if (command === "bench") requireBenchScript();
+  bootstrap();
+  turboRun(command, extra);
+}
+
+try {
+  main(process.argv.slice(2));
+} catch (error) {
+  console.error(`main: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(error instanceof CommandError ? error.exitCode : 1);
+}

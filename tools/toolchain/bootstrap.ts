@@ -1,0 +1,18 @@
+// Bring the project-local toolchain up to date, idempotently: every part is skipped when its stamp
+// says it already satisfies the pins, so a second run takes a second or two and uses no network.
+import { ensureCuda } from "./cuda.ts";
+import { toolchainLayout } from "./layout.ts";
+import { ensureNodeDependencies, ensurePnpm } from "./node-deps.ts";
+import { ensurePythonVenv } from "./python-venv.ts";
+import { ensureSystemPrerequisites } from "./system.ts";
+
+export function bootstrap(): void {
+  const started = Date.now();
+  const layout = toolchainLayout();
+  console.log(`bootstrap: toolchain at ${layout.root}`);
+  ensureSystemPrerequisites();
+  ensureNodeDependencies(layout, ensurePnpm(layout));
+  ensurePythonVenv(layout);
+  ensureCuda(layout);
+  console.log(`bootstrap: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
