@@ -65,8 +65,8 @@ struct MatmulArgs {
   BsrView a;
   DenseView b;  // a.block_col_count * block_width rows
   DenseView c;  // a.block_row_count * block_height rows, b.cols cols
-  float alpha;
-  float beta;             // 0: C is only written
+  double alpha;           // double, as the C ABI passes them: the f64 kernel needs every bit
+  double beta;            // 0: C is only written
   const void* bias;       // per row of C, C's dtype, or null
   bsrmm_activation activation;
   bsrmm_f32_mode f32_mode;
