@@ -1,0 +1,195 @@
+// The portable kernel: every dtype (f32, f16, bf16 accumulate in f32; f64 in f64), any block
+// shape, any layout and leading dimension. A classic SIMT tiled product: a CTA of 16x16 threads
+// owns a 64x64 tile of C (a row slice of one block row by an N tile); each thread keeps a 4x4
+// register tile; A and B arrive through shared memory 16 k at a time, converted to the
+// accumulator type once on the way in.
+#include "../common/element.cuh"
+#include "../common/epilogue_math.hpp"
+#include "../common/tile_schedule.cuh"
+#include "../runtime/cuda_check.hpp"
+#include "../variant.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace bsrmm::cuda {
+namespace {
+
+constexpr int kTileM = 64;
+constexpr int kTileN = 64;
+constexpr int kTileK = 16;
+constexpr int kThreadsPerSide = 16;
+constexpr int kThreads = kThreadsPerSide * kThreadsPerSide;
+constexpr int kPerThread = kTileM / kThreadsPerSide;  // 4 x 4 outputs per thread
+constexpr int kGroupRows = 16;
+
+template <typename T>
+struct GenericParams {
+  const int32_t* row_ptr;
+  const int32_t* col_idx;
+  const T* values;
+  int32_t block_height;
+  int32_t block_width;
+  const T* b;
+  int64_t ldb;
+  bool b_col_major;
+  T* c;
+  int64_t ldc;
+  bool c_col_major;
+  int64_t n;
+  double alpha;
+  double beta;
+  const T* bias;
+  bsrmm_activation activation;
+  TileSchedule schedule;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) generic_matmul_kernel(GenericParams<T> p) {
+  using Acc = typename Element<T>::Acc;
+  __shared__ Acc a_tile[kTileM][kTileK + 1];
+  __shared__ Acc b_tile[kTileK][kTileN + 1];
+
+  const Tile tile = p.schedule.at(blockIdx.x);
+  const int tx = threadIdx.x % kThreadsPerSide;
+  const int ty = threadIdx.x / kThreadsPerSide;
+  const int64_t m0 = int64_t(tile.slice) * kTileM;  // within the block row
+  const int64_t n0 = int64_t(tile.n_tile) * kTileN;
+  const int32_t bh = p.block_height;
+  const int32_t bw = p.block_width;
+
+  Acc acc[kPerThread][kPerThread] = {};
+  const int32_t first = p.row_ptr[tile.block_row];
+  const int32_t last = p.row_ptr[tile.block_row + 1];
+  for (int32_t block = first; block < last; ++block) {
+    const T* a_block = p.values + int64_t(block) * bh * bw;
+    const int64_t k_base = int64_t(p.col_idx[block]) * bw;
+    for (int32_t k0 = 0; k0 < bw; k0 += kTileK) {
+      for (int e = threadIdx.x; e < kTileM * kTileK; e += kThreads) {
+        const int r = e / kTileK;
+        const int k = e % kTileK;
+        const bool inside = m0 + r < bh && k0 + k < bw;
+        a_tile[r][k] = inside ? Element<T>::to_acc(a_block[(m0 + r) * bw + k0 + k]) : Acc(0);
+      }
+      for (int e = threadIdx.x; e < kTileK * kTileN; e += kThreads) {
+        // Consecutive threads walk the contiguous dimension of B, whichever it is.
+        const int k = p.b_col_major ? e % kTileK : e / kTileN;
+        const int n = p.b_col_major ? e / kTileK : e % kTileN;
+        const bool inside = k0 + k < bw && n0 + n < p.n;
+        Acc value = Acc(0);
+        if (inside) {
+          const int64_t row = k_base + k0 + k;
+          const int64_t col = n0 + n;
+          value = Element<T>::to_acc(p.b_col_major ? p.b[col * p.ldb + row] : p.b[row * p.ldb + col]);
+        }
+        b_tile[k][n] = value;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kTileK; ++k) {
+        Acc a[kPerThread];
+        Acc b[kPerThread];
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i) a[i] = a_tile[ty + i * kThreadsPerSide][k];
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) b[j] = b_tile[k][tx + j * kThreadsPerSide];
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i)
+#pragma unroll
+          for (int j = 0; j < kPerThread; ++j) acc[i][j] += a[i] * b[j];
+      }
+      __syncthreads();
+    }
+  }
+
+  const Acc alpha = Acc(p.alpha);
+  const Acc beta = Acc(p.beta);
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int64_t m = m0 + ty + i * kThreadsPerSide;
+    if (m >= bh) continue;
+    const int64_t row = int64_t(tile.block_row) * bh + m;
+    const Acc bias = p.bias ? Element<T>::to_acc(p.bias[row]) : Acc(0);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int64_t col = n0 + tx + j * kThreadsPerSide;
+      if (col >= p.n) continue;
+      T* out = p.c + (p.c_col_major ? col * p.ldc + row : row * p.ldc + col);
+      const Acc old = beta != Acc(0) ? Element<T>::to_acc(*out) : Acc(0);
+      *out = Element<T>::from_acc(epilogue::finish(acc[i][j], alpha, beta, old, bias, p.activation));
+    }
+  }
+}
+
+bool aligned_to(const void* ptr, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0;
+}
+
+template <typename T>
+bool generic_supports(const MatmulArgs& args, const DeviceTraits& device) {
+  constexpr bsrmm_dtype dtype = Element<T>::dtype;
+  if (device.cc_major < 8) return false;  // built for sm_80 and newer only
+  if (args.a.dtype != dtype || args.b.dtype != dtype || args.c.dtype != dtype) return false;
+  const std::size_t size = sizeof(T);
+  return aligned_to(args.a.values, size) && aligned_to(args.b.data, size) &&
+         aligned_to(args.c.data, size) && aligned_to(args.bias, size);
+}
+
+template <typename T>
+void generic_launch(const MatmulArgs& args, const DeviceTraits&) {
+  if (args.c.rows == 0 || args.c.cols == 0) return;
+  GenericParams<T> p{};
+  p.row_ptr = args.a.row_ptr;
+  p.col_idx = args.a.col_idx;
+  p.values = static_cast<const T*>(args.a.values);
+  p.block_height = args.a.block_height;
+  p.block_width = args.a.block_width;
+  p.b = static_cast<const T*>(args.b.data);
+  p.ldb = args.b.ld;
+  p.b_col_major = args.b.layout == BSRMM_LAYOUT_COL_MAJOR;
+  p.c = static_cast<T*>(args.c.data);
+  p.ldc = args.c.ld;
+  p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
+  p.n = args.c.cols;
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  p.bias = static_cast<const T*>(args.bias);
+  p.activation = args.activation;
+
+  const int64_t slices = (int64_t(args.a.block_height) + kTileM - 1) / kTileM;
+  const int64_t slots = args.a.block_row_count * slices;
+  const int64_t n_tiles = (args.c.cols + kTileN - 1) / kTileN;
+  const int64_t ctas = slots * n_tiles;
+  if (slots > INT32_MAX || n_tiles > INT32_MAX || ctas > INT32_MAX)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "generic CUDA kernel: ", ctas,
+                 " tiles of 64x64 exceed the 2^31-1 grid limit");
+  p.schedule.row_order = args.a.row_order;
+  p.schedule.slices = int32_t(slices);
+  p.schedule.slot_count = int32_t(slots);
+  p.schedule.n_tiles = int32_t(n_tiles);
+  p.schedule.group_rows = int32_t(std::min<int64_t>(kGroupRows, slots));
+
+  generic_matmul_kernel<T><<<unsigned(ctas), kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(p);
+  check_launch("generic_matmul_kernel");
+}
+
+// Always the last resort: any faster family that supports the arguments outranks it.
+int generic_preference(const MatmulArgs&, const DeviceTraits&) { return 10; }
+
+template <typename T>
+Variant generic_variant(const char* name) {
+  return Variant{name, &generic_supports<T>, &generic_launch<T>, &generic_preference};
+}
+
+}  // namespace
+
+std::vector<Variant> generic_variants() {
+  return {
+      generic_variant<float>("generic_f32_simt_m64n64k16"),
+      generic_variant<__half>("generic_f16_simt_m64n64k16"),
+      generic_variant<__nv_bfloat16>("generic_bf16_simt_m64n64k16"),
+      generic_variant<double>("generic_f64_simt_m64n64k16"),
+  };
+}
+
+}  // namespace bsrmm::cuda
