@@ -1,0 +1,108 @@
+// The CUDA variant registry: every compiled variant (generic, sm80, sm90), and matmul(), which
+// runs the forced variant or the heuristic's pick. The pick prefers the newest family that
+// supports the arguments (sm90 > sm80 > generic), then each family's own preference.
+#include "../common/error.hpp"
+#include "cuda_backend.hpp"
+#include "runtime/device_guard.hpp"
+#include "runtime/device_traits.hpp"
+#include "variant.hpp"
+
+#include <sstream>
+#include <string_view>
+
+namespace bsrmm::cuda {
+namespace {
+
+const std::vector<Variant>& all_variants() {
+  static const std::vector<Variant> all = [] {
+    std::vector<Variant> list;
+    for (auto family : {&sm90_variants, &sm80_variants, &generic_variants}) {
+      std::vector<Variant> part = family();
+      list.insert(list.end(), part.begin(), part.end());
+    }
+    return list;
+  }();
+  return all;
+}
+
+int family_rank(const std::string& name) {
+  const std::string_view view(name);
+  if (view.substr(0, 5) == "sm90_") return 2;
+  if (view.substr(0, 5) == "sm80_") return 1;
+  return 0;
+}
+
+const char* dtype_name(bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F32: return "f32";
+    case BSRMM_DTYPE_F16: return "f16";
+    case BSRMM_DTYPE_BF16: return "bf16";
+    case BSRMM_DTYPE_F64: return "f64";
+  }
+  return "unknown";
+}
+
+const char* layout_name(bsrmm_layout layout) {
+  return layout == BSRMM_LAYOUT_COL_MAJOR ? "column-major" : "row-major";
+}
+
+// The facts a variant's supports() looks at, for an UNSUPPORTED message a user can act on.
+std::string describe(const MatmulArgs& args, const DeviceTraits& device) {
+  std::ostringstream text;
+  text << "A " << dtype_name(args.a.dtype) << " blocks " << args.a.block_height << "x"
+       << args.a.block_width << ", B " << dtype_name(args.b.dtype) << " "
+       << layout_name(args.b.layout) << " ld " << args.b.ld << ", C " << dtype_name(args.c.dtype)
+       << " " << layout_name(args.c.layout) << " ld " << args.c.ld << ", N " << args.c.cols
+       << ", f32 mode " << (args.f32_mode == BSRMM_F32_TF32 ? "tf32" : "exact")
+       << ", device " << args.device << " (compute capability " << device.cc_major << "."
+       << device.cc_minor << ")";
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const Variant& variant : all_variants()) names.push_back(variant.name);
+  return names;
+}
+
+std::string matmul(const MatmulArgs& args, const std::string& variant) {
+  DeviceGuard guard(args.device);
+  const DeviceTraits& device = device_traits(args.device);
+
+  if (!variant.empty()) {
+    for (const Variant& candidate : all_variants()) {
+      if (candidate.name != variant) continue;
+      if (!candidate.supports(args, device))
+        detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant,
+                     "' does not support these arguments: ", describe(args, device));
+      candidate.launch(args, device);
+      return candidate.name;
+    }
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant,
+                 "' is not a CUDA variant of this build (bsrmm_variant_name lists them)");
+  }
+
+  const Variant* best = nullptr;
+  int best_rank = -1;
+  int best_preference = 0;
+  for (const Variant& candidate : all_variants()) {
+    if (!candidate.supports(args, device)) continue;
+    const int rank = family_rank(candidate.name);
+    const int preference = candidate.preference(args, device);
+    if (rank > best_rank || (rank == best_rank && preference > best_preference)) {
+      best = &candidate;
+      best_rank = rank;
+      best_preference = preference;
+    }
+  }
+  if (best == nullptr)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "no CUDA kernel supports these arguments: ",
+                 describe(args, device),
+                 device.cc_major < 8 ? "; bsrmm's CUDA kernels need compute capability 8.0+" : "");
+  best->launch(args, device);
+  return best->name;
+}
+
+}  // namespace bsrmm::cuda

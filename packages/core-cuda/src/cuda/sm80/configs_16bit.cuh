@@ -1,0 +1,31 @@
+// Tile configs for f16 and bf16 (same shapes; the math differs only in the mma instruction).
+// Row-major B, the common case, gets the full set; column-major B one config per tile height.
+// Warp tiles of 64x64 (128 accumulators) where the CTA is tall enough: the most mma per
+// fragment load that fits the register file without spilling.
+#pragma once
+
+#include "tensorop_variant.cuh"
+
+#include <vector>
+
+namespace bsrmm::cuda::sm80 {
+
+template <Math math>
+std::vector<Variant> configs_16bit() {
+  //                                  BM   BN   KC  warps  stages  B col-major
+  return {
+      tensorop_variant<TileConfig<math, 128, 256, 32, 2, 4, 4, false>>(),
+      tensorop_variant<TileConfig<math, 128, 128, 32, 2, 2, 4, false>>(),
+      tensorop_variant<TileConfig<math, 64, 256, 32, 1, 4, 4, false>>(),
+      tensorop_variant<TileConfig<math, 64, 128, 32, 2, 2, 4, false>>(),
+      tensorop_variant<TileConfig<math, 32, 256, 32, 1, 4, 4, false>>(),
+      tensorop_variant<TileConfig<math, 16, 256, 16, 1, 4, 4, false>>(),
+      tensorop_variant<TileConfig<math, 16, 64, 16, 1, 4, 4, false>>(),
+      tensorop_variant<TileConfig<math, 128, 128, 32, 2, 2, 4, true>>(),
+      tensorop_variant<TileConfig<math, 64, 128, 32, 2, 2, 4, true>>(),
+      tensorop_variant<TileConfig<math, 32, 128, 32, 1, 4, 4, true>>(),
+      tensorop_variant<TileConfig<math, 16, 128, 16, 1, 4, 4, true>>(),
+  };
+}
+
+}  // namespace bsrmm::cuda::sm80

@@ -1,0 +1,29 @@
+#include "heuristic.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bsrmm::cuda::sm80 {
+
+int preference(const TileShape& shape, const MatmulArgs& args, const DeviceTraits& device) {
+  // Taller tiles first: a CTA's B panel is reused by bm rows of A and every A slice by bn
+  // columns, so the largest bm that divides the block height moves the fewest bytes per FLOP.
+  const int tall = 10 * int(std::lround(std::log2(double(shape.bm) / 16.0)));
+
+  // Then the N tile: little padding past N, and enough CTAs to fill the machine.
+  const double n = double(std::max<int64_t>(args.c.cols, 1));
+  const double n_tiles = std::ceil(n / shape.bn);
+  const double used = n / (n_tiles * shape.bn);
+  const int64_t slices = args.a.block_height / shape.bm;
+  const double ctas = double(args.a.block_row_count * slices) * n_tiles;
+  const int by_smem = 228 * 1024 / (shape.smem_bytes + 1024);
+  const int by_threads = 2048 / shape.threads;
+  const int by_registers = 65536 / (shape.threads * (shape.accumulators + 64));
+  const int per_sm = std::max(1, std::min({by_smem, by_threads, by_registers}));
+  const double fill = std::min(1.0, ctas / (double(device.sm_count) * per_sm));
+  const int wide = int(std::lround(6.0 * used + 3.0 * fill));
+
+  return 100 + tall + wide;
+}
+
+}  // namespace bsrmm::cuda::sm80
