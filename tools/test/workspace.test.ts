@@ -26,6 +26,15 @@ test("the tsx that root scripts fetch with npx is the catalog's tsx", () => {
   }
 });
 
+test("every package under packages/ is named @bsrmm/<folder> (turbo.json's per-package tasks use these names)", () => {
+  for (const dir of readdirSync(join(repoRoot, "packages"))) {
+    const manifestPath = join(repoRoot, "packages", dir, "package.json");
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
+    assert.equal(manifest.name, `@bsrmm/${dir}`, `packages/${dir}/package.json`);
+  }
+});
+
 test("pnpm is pinned to an exact version", () => {
   assert.match(pinnedPnpmVersion(), /^\d+\.\d+\.\d+$/);
 });
