@@ -1,6 +1,6 @@
 // The CUDA compiler, runtime and CCCL from NVIDIA's PyPI wheels (requirements/cuda.txt), installed
 // with `pip install --target .toolchain/cuda`: no system CUDA and no root needed.
-import { existsSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { cudaDisabled, type ToolchainLayout } from "./layout.ts";
 import { probe, run } from "./run.ts";
@@ -12,6 +12,24 @@ export const cudaRequirements = join(import.meta.dirname, "requirements", "cuda.
 function cudaWheelsExist(): boolean {
   const { platform, arch } = process;
   return (platform === "linux" && (arch === "x64" || arch === "arm64")) || (platform === "win32" && arch === "x64");
+}
+
+/**
+ * The wheels lay the toolkit out for loading, not for building against; add the two names a
+ * system toolkit has and the wheels lack. Cheap and idempotent, so it runs on every bootstrap.
+ */
+function completeLibraryLinks(layout: ToolchainLayout): void {
+  if (process.platform === "win32") return;
+  // nvcc's profile puts lib64 on the link path (needed for -cudart static); the wheels ship lib.
+  const lib64 = join(layout.cudaHome, "lib64");
+  if (!existsSync(lib64)) symlinkSync("lib", lib64);
+  // CMake's FindCUDAToolkit requires the development name libcudart.so; the wheels ship only
+  // the runtime's soname libcudart.so.13 (same for every versioned library there).
+  const lib = join(layout.cudaHome, "lib");
+  for (const name of readdirSync(lib)) {
+    const devName = /^(lib\w+\.so)\.\d+$/.exec(name)?.[1];
+    if (devName !== undefined && !existsSync(join(lib, devName))) symlinkSync(name, join(lib, devName));
+  }
 }
 
 export function ensureCuda(layout: ToolchainLayout): void {
@@ -26,6 +44,7 @@ export function ensureCuda(layout: ToolchainLayout): void {
   const requirements = readFileSync(cudaRequirements, "utf8");
   const stamp = new Stamp(layout.stampDir, "cuda");
   if (existsSync(layout.nvcc) && stamp.matches(hashOf([requirements]))) {
+    completeLibraryLinks(layout);
     console.log(`bootstrap: CUDA toolchain up to date (${layout.nvcc})`);
     return;
   }
@@ -37,9 +56,7 @@ export function ensureCuda(layout: ToolchainLayout): void {
     "--target", staging, "-r", cudaRequirements]);
   rmSync(layout.cudaTarget, { recursive: true, force: true });
   renameSync(staging, layout.cudaTarget);
-  // nvcc's profile adds lib64 to the link path (needed for -cudart static); the wheels ship lib.
-  const lib64 = join(layout.cudaHome, "lib64");
-  if (process.platform !== "win32" && !existsSync(lib64)) symlinkSync("lib", lib64);
+  completeLibraryLinks(layout);
   const version = probe(layout.nvcc, ["--version"]);
   if (version === undefined) throw new Error(`the installed nvcc does not run: ${layout.nvcc}`);
   console.log(`bootstrap: ${version.split("\n").at(-1) ?? "nvcc installed"}`);
