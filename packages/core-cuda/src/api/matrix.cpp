@@ -1,0 +1,93 @@
+// Matrix entry points: construction (validated), conversion, export and copies.
+#include "../matrix/dense_conversion.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+#include <bsrmm/bsrmm.h>
+
+#include <memory>
+#include <vector>
+
+namespace {
+
+using bsrmm::api::guarded;
+using bsrmm::api::require;
+using bsrmm::matrix::BsrMatrix;
+
+bsrmm_matrix_t wrap(std::unique_ptr<BsrMatrix> matrix) {
+  auto handle = std::make_unique<bsrmm_matrix_s>();
+  handle->matrix = std::move(matrix);
+  return handle.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+bsrmm_status bsrmm_matrix_create(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc, uint32_t flags,
+                                 bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const bsrmm_bsr_desc& description = require(desc, "desc");
+    result = wrap(BsrMatrix::create(description, flags, context.device,
+                                    bsrmm::api::stream_of(context)));
+  });
+}
+
+bsrmm_status bsrmm_matrix_from_dense(bsrmm_context_t ctx, const bsrmm_dense* dense,
+                                     int32_t block_height, int32_t block_width,
+                                     bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const bsrmm_dense& source = require(dense, "dense");
+    result = wrap(bsrmm::matrix::from_dense(source, block_height, block_width, context.device,
+                                            bsrmm::api::stream_of(context)));
+  });
+}
+
+void bsrmm_matrix_destroy(bsrmm_matrix_t matrix) { delete matrix; }
+
+bsrmm_status bsrmm_matrix_get_info(bsrmm_matrix_t matrix, bsrmm_matrix_info* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_info& info = require(out, "out");
+    const BsrMatrix& m = *require(matrix, "matrix").matrix;
+    const bsrmm::matrix::BsrShape& shape = m.shape();
+    info = bsrmm_matrix_info{shape.rows, shape.cols, shape.block_height, shape.block_width,
+                             shape.nnzb, m.dtype(), m.device()};
+  });
+}
+
+bsrmm_status bsrmm_matrix_export(bsrmm_matrix_t matrix, bsrmm_index_type index_type,
+                                 void* row_ptr, void* col_idx, void* values) {
+  return guarded(__func__, [&] {
+    require(matrix, "matrix").matrix->export_to(index_type, row_ptr, col_idx, values);
+  });
+}
+
+bsrmm_status bsrmm_matrix_to_dense(bsrmm_context_t ctx, bsrmm_matrix_t matrix, bsrmm_dense* out) {
+  return guarded(__func__, [&] {
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const BsrMatrix& m = *require(matrix, "matrix").matrix;
+    const bsrmm_dense& target = require(out, "out");
+    bsrmm::matrix::to_dense(m, target, context.device, bsrmm::api::stream_of(context));
+  });
+}
+
+bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t matrix, bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const BsrMatrix& m = *require(matrix, "matrix").matrix;
+    std::vector<unsigned char> values(m.value_bytes());
+    m.copy_values_to_host(values.data());
+    result = wrap(BsrMatrix::from_host(m.structure(), m.dtype(), values.data(), context.device,
+                                       bsrmm::api::stream_of(context)));
+  });
+}
+
+}  // extern "C"

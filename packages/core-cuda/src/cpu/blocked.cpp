@@ -1,0 +1,136 @@
+// cpu_blocked_simd: stages B once as a row-major panel in the compute type (unless it already
+// is one), then runs the register-blocked kernel of blocked_rows.cpp over chunks of block rows
+// (and of columns, when there are too few rows to feed every thread).
+#include "../common/error.hpp"
+#include "../common/half.hpp"
+#include "blocked_rows.hpp"
+#include "cpu_backend.hpp"
+#include "partition.hpp"
+
+#include <algorithm>
+
+namespace bsrmm::cpu {
+
+namespace {
+
+using detail::bf16_t;
+using detail::f16_t;
+
+// Chunks per thread: contiguous chunks of equal estimated work, handed out dynamically, so an
+// estimate that is off for one chunk is absorbed by the others.
+constexpr int64_t chunks_per_thread = 4;
+
+inline float widen(float x) { return x; }
+inline double widen(double x) { return x; }
+inline float widen(f16_t x) { return detail::to_float(x); }
+inline float widen(bf16_t x) { return detail::to_float(x); }
+
+// B (any layout and dtype) -> row-major T panel of `width` columns, zero beyond B's columns.
+template <typename T, typename S>
+void stage_rows(const bsrmm_dense& b, T* panel, int64_t width, int64_t row_begin, int64_t row_end) {
+  const S* in = static_cast<const S*>(b.data);
+  for (int64_t k = row_begin; k < row_end; ++k) {
+    T* out = panel + k * width;
+    if (b.layout == BSRMM_LAYOUT_ROW_MAJOR) {
+      for (int64_t j = 0; j < b.cols; ++j) out[j] = static_cast<T>(widen(in[k * b.ld + j]));
+    } else {
+      for (int64_t j = 0; j < b.cols; ++j) out[j] = static_cast<T>(widen(in[j * b.ld + k]));
+    }
+    std::fill(out + b.cols, out + width, T(0));
+  }
+}
+
+template <typename T>
+void stage_b(const bsrmm_dense& b, T* panel, int64_t width, detail::ThreadPool& pool) {
+  const int64_t parts = std::min<int64_t>(b.rows, pool.size() * chunks_per_thread);
+  pool.run(parts, [&](int64_t part) {
+    const int64_t begin = b.rows * part / parts;
+    const int64_t end = b.rows * (part + 1) / parts;
+    switch (b.dtype) {
+      case BSRMM_DTYPE_F16: stage_rows<T, f16_t>(b, panel, width, begin, end); break;
+      case BSRMM_DTYPE_BF16: stage_rows<T, bf16_t>(b, panel, width, begin, end); break;
+      case BSRMM_DTYPE_F64: stage_rows<T, double>(b, panel, width, begin, end); break;
+      case BSRMM_DTYPE_F32: stage_rows<T, float>(b, panel, width, begin, end); break;
+    }
+  });
+}
+
+template <typename T>
+void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  constexpr int64_t L = lanes<T>();
+  constexpr int64_t NR = tile_cols<T>();
+  const int64_t n = args.c.cols;
+  const int64_t k = args.b.rows;
+  const int64_t rows = args.a.block_row_count;
+  if (rows == 0 || n == 0) return;
+
+  BlockedProblem problem{};
+  problem.block_height = args.a.block_height;
+  problem.block_width = args.a.block_width;
+  problem.row_ptr = args.a.row_ptr;
+  problem.col_idx = args.a.col_idx;
+  problem.a_values = sizeof(T) == 8 ? args.a.values : static_cast<const void*>(args.a.values_f32);
+  problem.c = args.c;
+  problem.alpha = args.alpha;
+  problem.beta = args.beta;
+  problem.bias = args.bias;
+  problem.activation = args.activation;
+
+  const bool b_in_compute_type = args.b.dtype == (sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32);
+  const bool use_b_in_place =
+      b_in_compute_type && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR && n % L == 0;
+  int64_t width = n;
+  if (use_b_in_place) {
+    problem.b = args.b.data;
+    problem.ldb = args.b.ld;
+  } else {
+    width = (n + L - 1) / L * L;
+    if (args.a.nnzb > 0) {
+      const std::size_t bytes = static_cast<std::size_t>(k * width) * sizeof(T);
+      if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
+      stage_b<T>(args.b, workspace.as<T>(), width, pool);
+    }
+    problem.b = workspace.data();
+    problem.ldb = width;
+  }
+
+  const int64_t threads = pool.size();
+  const std::vector<RowRange> ranges =
+      split_rows(args.a.work_prefix, rows, threads == 1 ? 1 : threads * chunks_per_thread);
+  // Few block rows (a short, wide product): also split the columns so every thread has work.
+  const int64_t col_tiles = (width + NR - 1) / NR;
+  int64_t col_parts = 1;
+  const int64_t wanted = threads * 2;
+  if (static_cast<int64_t>(ranges.size()) < wanted) {
+    col_parts = std::min(col_tiles, (wanted + static_cast<int64_t>(ranges.size()) - 1) /
+                                        static_cast<int64_t>(ranges.size()));
+  }
+  const int64_t tasks = static_cast<int64_t>(ranges.size()) * col_parts;
+  pool.run(tasks, [&](int64_t task) {
+    const RowRange range = ranges[static_cast<size_t>(task / col_parts)];
+    const int64_t part = task % col_parts;
+    const int64_t col_begin = col_tiles * part / col_parts * NR;
+    const int64_t col_end = std::min(width, col_tiles * (part + 1) / col_parts * NR);
+    if (col_begin >= col_end) return;
+    if (sizeof(T) == 8) {
+      blocked_rows_f64(problem, range.begin, range.end, col_begin, col_end);
+    } else {
+      blocked_rows_f32(problem, range.begin, range.end, col_begin, col_end);
+    }
+  });
+}
+
+}  // namespace
+
+void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  if (args.a.dtype == BSRMM_DTYPE_F64) {
+    run<double>(args, pool, workspace);
+  } else {
+    if (args.a.values_f32 == nullptr && args.a.nnzb > 0) {
+      detail::fail(BSRMM_STATUS_INTERNAL, "cpu_blocked_simd called without f32 values of A");
+    }
+    run<float>(args, pool, workspace);
+  }
+}
+
+}  // namespace bsrmm::cpu

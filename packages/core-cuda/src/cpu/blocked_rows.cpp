@@ -1,0 +1,183 @@
+#include "blocked_rows.hpp"
+
+#include "../common/half.hpp"
+#include "epilogue.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+// On x86-64 Linux the entry points are compiled twice, for x86-64-v3 (AVX2 + FMA) and the
+// baseline, and the loader picks one per machine (ifunc). Everything they call is
+// always_inline, so the whole loop nest is compiled for the chosen instruction set. A shipped
+// build never uses -march=native.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+#define BSRMM_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define BSRMM_CPU_CLONES
+#endif
+
+#define BSRMM_INLINE inline __attribute__((always_inline))
+
+namespace bsrmm::cpu {
+
+namespace {
+
+using detail::bf16_t;
+using detail::f16_t;
+
+template <typename T>
+struct Simd;
+template <>
+struct Simd<float> {
+  typedef float vec __attribute__((vector_size(vector_bytes)));
+};
+template <>
+struct Simd<double> {
+  typedef double vec __attribute__((vector_size(vector_bytes)));
+};
+
+// acc[MR x NV vectors] = sum over the row's blocks and k of A[i0 + m][k] * B[col * bw + k][j0..].
+// `a` points at row i0 of the row's first block, `b` at column j0 of B's first row.
+template <typename T, int MR, int NV>
+BSRMM_INLINE void micro_tile(const T* a, const int32_t* cols, int32_t count, int64_t block_stride,
+                             int32_t bw, const T* b, int64_t ldb, T* tile) {
+  using V = typename Simd<T>::vec;
+  constexpr int L = lanes<T>();
+  V acc[MR][NV];
+  for (int m = 0; m < MR; ++m) {
+    for (int v = 0; v < NV; ++v) acc[m][v] = V{};
+  }
+  for (int32_t p = 0; p < count; ++p) {
+    const T* block = a + p * block_stride;
+    const T* panel = b + int64_t{cols[p]} * bw * ldb;
+    for (int32_t k = 0; k < bw; ++k) {
+      V bv[NV];
+      for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], panel + k * ldb + v * L, sizeof(V));
+      for (int m = 0; m < MR; ++m) {
+        const T s = block[m * bw + k];
+        for (int v = 0; v < NV; ++v) acc[m][v] += s * bv[v];
+      }
+    }
+  }
+  for (int m = 0; m < MR; ++m) {
+    for (int v = 0; v < NV; ++v) std::memcpy(tile + m * tile_cols<T>() + v * L, &acc[m][v], sizeof(V));
+  }
+}
+
+template <typename T, int MR>
+BSRMM_INLINE void micro_tile_nv(int nv, const T* a, const int32_t* cols, int32_t count,
+                                int64_t block_stride, int32_t bw, const T* b, int64_t ldb, T* tile) {
+  switch (nv) {
+    case 1: micro_tile<T, MR, 1>(a, cols, count, block_stride, bw, b, ldb, tile); break;
+    case 2: micro_tile<T, MR, 2>(a, cols, count, block_stride, bw, b, ldb, tile); break;
+    default: micro_tile<T, MR, 3>(a, cols, count, block_stride, bw, b, ldb, tile); break;
+  }
+}
+
+template <typename T>
+BSRMM_INLINE void micro_tile_any(int mr, int nv, const T* a, const int32_t* cols, int32_t count,
+                                 int64_t block_stride, int32_t bw, const T* b, int64_t ldb, T* tile) {
+  static_assert(tile_rows == 4 && tile_vectors == 3, "the dispatch below covers a 4 x 3 tile");
+  switch (mr) {
+    case 1: micro_tile_nv<T, 1>(nv, a, cols, count, block_stride, bw, b, ldb, tile); break;
+    case 2: micro_tile_nv<T, 2>(nv, a, cols, count, block_stride, bw, b, ldb, tile); break;
+    case 3: micro_tile_nv<T, 3>(nv, a, cols, count, block_stride, bw, b, ldb, tile); break;
+    default: micro_tile_nv<T, 4>(nv, a, cols, count, block_stride, bw, b, ldb, tile); break;
+  }
+}
+
+template <typename T>
+BSRMM_INLINE T load(float x) { return x; }
+template <typename T>
+BSRMM_INLINE T load(double x) { return static_cast<T>(x); }
+template <typename T>
+BSRMM_INLINE T load(f16_t x) { return detail::to_float(x); }
+template <typename T>
+BSRMM_INLINE T load(bf16_t x) { return detail::to_float(x); }
+
+// Writes rows x cols of the tile into C at (row0, col0) through the epilogue; C elements are S.
+template <typename T, typename S>
+BSRMM_INLINE void store_tile(const T* tile, int rows, int cols, const BlockedProblem& problem,
+                             int64_t row0, int64_t col0) {
+  const bsrmm_dense& c = problem.c;
+  S* out = static_cast<S*>(c.data);
+  const T alpha = static_cast<T>(problem.alpha);
+  const T beta = static_cast<T>(problem.beta);
+  const bool read_c = problem.beta != 0.0;
+  const bool row_major = c.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  for (int m = 0; m < rows; ++m) {
+    const int64_t row = row0 + m;
+    const T bias = problem.bias ? load<T>(static_cast<const S*>(problem.bias)[row]) : T(0);
+    for (int j = 0; j < cols; ++j) {
+      const int64_t at = row_major ? row * c.ld + col0 + j : (col0 + j) * c.ld + row;
+      T value = alpha * tile[m * tile_cols<T>() + j];
+      if (read_c) value += beta * load<T>(out[at]);
+      if (problem.bias) value += bias;
+      out[at] = detail::Store<S>::from(activate(value, problem.activation));
+    }
+  }
+}
+
+template <typename T, typename S>
+BSRMM_INLINE void rows_typed(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
+                             int64_t col_begin, int64_t col_end) {
+  constexpr int NR = tile_cols<T>();
+  constexpr int L = lanes<T>();
+  const int32_t bh = problem.block_height;
+  const int32_t bw = problem.block_width;
+  const int64_t block_stride = int64_t{bh} * bw;
+  const T* values = static_cast<const T*>(problem.a_values);
+  const T* b = static_cast<const T*>(problem.b);
+  const int64_t n = problem.c.cols;
+  alignas(vector_bytes) T tile[tile_rows * NR];
+
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int32_t first = problem.row_ptr[r];
+    const int32_t count = problem.row_ptr[r + 1] - first;
+    const T* row_values = values + first * block_stride;
+    const int32_t* cols = problem.col_idx + first;
+    // Columns outermost: one strip of B (the row's blocks x NR columns) is reused by every
+    // micro-tile down the block row while it is in L1/L2.
+    for (int64_t j0 = col_begin; j0 < col_end; j0 += NR) {
+      const int nv = static_cast<int>(std::min<int64_t>(NR, col_end - j0) + L - 1) / L;
+      const int stored = static_cast<int>(std::min<int64_t>(nv * L, n - j0));
+      if (stored <= 0) break;
+      for (int32_t i0 = 0; i0 < bh; i0 += tile_rows) {
+        const int mr = std::min(tile_rows, bh - i0);
+        if (count == 0) {
+          std::fill(tile, tile + tile_rows * NR, T(0));
+        } else {
+          micro_tile_any<T>(mr, nv, row_values + int64_t{i0} * bw, cols, count, block_stride, bw,
+                            b + j0, problem.ldb, tile);
+        }
+        store_tile<T, S>(tile, mr, stored, problem, r * bh + i0, j0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BSRMM_CPU_CLONES
+void blocked_rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
+                      int64_t col_begin, int64_t col_end) {
+  switch (problem.c.dtype) {
+    case BSRMM_DTYPE_F16:
+      rows_typed<float, f16_t>(problem, row_begin, row_end, col_begin, col_end);
+      break;
+    case BSRMM_DTYPE_BF16:
+      rows_typed<float, bf16_t>(problem, row_begin, row_end, col_begin, col_end);
+      break;
+    default:
+      rows_typed<float, float>(problem, row_begin, row_end, col_begin, col_end);
+      break;
+  }
+}
+
+BSRMM_CPU_CLONES
+void blocked_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
+                      int64_t col_begin, int64_t col_end) {
+  rows_typed<double, double>(problem, row_begin, row_end, col_begin, col_end);
+}
+
+}  // namespace bsrmm::cpu

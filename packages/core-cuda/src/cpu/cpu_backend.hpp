@@ -1,0 +1,55 @@
+// The CPU backend: C = alpha * A * B + beta * C (+ bias, activation) on host memory, with op(A)
+// already applied by the caller (a transposed multiply passes the plan's A^T). Operands are
+// validated before they arrive here. Two variants:
+//   cpu_reference_f64acc  plain loops, f64 accumulation for every dtype: the slow, obvious one.
+//   cpu_blocked_simd      the fast path: B staged as a row-major panel in the compute type,
+//                         register-blocked SIMD micro-kernel (AVX2+FMA chosen at run time),
+//                         block rows split across the pool by work. Accumulates in f32 for
+//                         f32/f16/bf16 and in f64 for f64.
+#pragma once
+
+#include "../common/buffer.hpp"
+#include "../common/thread_pool.hpp"
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bsrmm::cpu {
+
+struct BsrView {
+  int64_t block_row_count;
+  int64_t block_col_count;
+  int32_t block_height;
+  int32_t block_width;
+  int64_t nnzb;
+  const int32_t* row_ptr;      // block_row_count + 1
+  const int32_t* col_idx;      // nnzb
+  const void* values;          // nnzb blocks, row-major, in dtype
+  const float* values_f32;     // the same values as f32 (f32/f16/bf16; blocked variant only)
+  const int64_t* work_prefix;  // block_row_count + 1 cumulative work (plan), for balancing
+  bsrmm_dtype dtype;
+};
+
+struct MatmulArgs {
+  BsrView a;
+  bsrmm_dense b;  // a.block_col_count * block_width rows
+  bsrmm_dense c;  // a.block_row_count * block_height rows, b.cols columns
+  double alpha;
+  double beta;       // 0: C is only written
+  const void* bias;  // C.rows entries in C's dtype, or null
+  bsrmm_activation activation;
+};
+
+constexpr const char* reference_variant = "cpu_reference_f64acc";
+constexpr const char* blocked_variant = "cpu_blocked_simd";
+
+std::vector<std::string> variant_names();
+
+void matmul_reference(const MatmulArgs& args, detail::ThreadPool& pool);
+// `workspace` (host memory) is grown as needed and kept for the next call.
+void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
+
+}  // namespace bsrmm::cpu

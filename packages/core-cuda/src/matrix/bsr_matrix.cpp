@@ -1,0 +1,181 @@
+#include "bsr_matrix.hpp"
+
+#include "../common/device_runtime.hpp"
+#include "../common/dtype.hpp"
+#include "../common/error.hpp"
+#include "bsr_validation.hpp"
+#include "plan.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+namespace bsrmm::matrix {
+
+using detail::Buffer;
+using detail::invalid_argument;
+
+namespace {
+
+// Host copies of an index array that may live on a GPU; `host` points at usable host memory.
+struct HostIndices {
+  std::vector<unsigned char> storage;
+  const void* host = nullptr;
+};
+
+HostIndices indices_on_host(const void* data, int64_t count, bsrmm_index_type type,
+                            bsrmm_device device, void* stream, const char* what) {
+  HostIndices out;
+  if (data == nullptr || device.type == BSRMM_DEVICE_CPU) {
+    out.host = data;
+    return out;
+  }
+  detail::check_pointer_on(data, device, what);
+  out.storage.resize(static_cast<size_t>(count) * detail::index_size(type));
+  detail::copy_bytes(out.storage.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0}, data, device,
+                     out.storage.size(), stream);
+  out.host = out.storage.data();
+  return out;
+}
+
+// Blocks in stored order from the caller's order: block i = source block block_source[i].
+std::vector<unsigned char> gather_blocks(const unsigned char* source,
+                                         const std::vector<int64_t>& block_source,
+                                         std::size_t block_bytes) {
+  std::vector<unsigned char> out(block_source.size() * block_bytes);
+  for (size_t i = 0; i < block_source.size(); ++i) {
+    std::memcpy(out.data() + i * block_bytes,
+                source + static_cast<size_t>(block_source[i]) * block_bytes, block_bytes);
+  }
+  return out;
+}
+
+void check_aligned(const void* ptr, std::size_t alignment, const char* what) {
+  if (reinterpret_cast<std::uintptr_t>(ptr) % alignment != 0) {
+    invalid_argument(what, " is not aligned to ", alignment, " bytes (its element size)");
+  }
+}
+
+}  // namespace
+
+BsrMatrix::BsrMatrix(BsrStructure structure, bsrmm_dtype dtype, Buffer values)
+    : structure_(std::move(structure)),
+      dtype_(dtype),
+      values_(std::move(values)),
+      plan_(std::make_unique<Plan>()) {}
+
+BsrMatrix::~BsrMatrix() = default;
+
+std::size_t BsrMatrix::value_bytes() const {
+  return static_cast<std::size_t>(shape().value_count()) * detail::element_size(dtype_);
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_t flags,
+                                             bsrmm_device target, void* stream) {
+  validate_flags(flags);
+  const BsrShape shape = validate_shape(desc);
+  detail::check_device_exists(desc.device);
+  detail::check_device_exists(target);
+
+  const bool borrow = (flags & BSRMM_CREATE_BORROW_VALUES) != 0;
+  if (borrow && (target.type != BSRMM_DEVICE_CUDA || !detail::same_device(desc.device, target))) {
+    invalid_argument("BSRMM_CREATE_BORROW_VALUES needs desc.values on the context's CUDA device;"
+                     " desc.device is ",
+                     detail::describe(desc.device), ", the context is on ",
+                     detail::describe(target));
+  }
+
+  const HostIndices row_ptr = indices_on_host(desc.row_ptr, shape.block_row_count + 1,
+                                              desc.index_type, desc.device, stream, "desc.row_ptr");
+  const HostIndices col_idx =
+      indices_on_host(desc.col_idx, shape.nnzb, desc.index_type, desc.device, stream, "desc.col_idx");
+  ReadStructure read = read_structure(shape, row_ptr.host, col_idx.host, desc.index_type, flags);
+
+  const std::size_t element_bytes = detail::element_size(desc.dtype);
+  const std::size_t bytes = static_cast<std::size_t>(shape.value_count()) * element_bytes;
+  if (desc.values != nullptr) {
+    check_aligned(desc.values, element_bytes, "desc.values");
+    detail::check_pointer_on(desc.values, desc.device, "desc.values");
+  }
+
+  if (!read.block_source.empty()) {
+    if (borrow) {
+      invalid_argument("BSRMM_CREATE_SORT_INDICES had to move blocks, which borrowed values"
+                       " (BSRMM_CREATE_BORROW_VALUES) do not allow; pass sorted indices");
+    }
+    std::vector<unsigned char> source(bytes);
+    detail::copy_bytes(source.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0}, desc.values,
+                       desc.device, bytes, stream);
+    const std::vector<unsigned char> sorted = gather_blocks(
+        source.data(), read.block_source,
+        static_cast<std::size_t>(shape.block_elements()) * element_bytes);
+    return from_host(std::move(read.structure), desc.dtype, sorted.data(), target, stream);
+  }
+
+  Buffer values;
+  if (borrow) {
+    values = Buffer::borrow(const_cast<void*>(desc.values), bytes, target);
+  } else {
+    values = Buffer::allocate(bytes, target);
+    detail::copy_bytes(values.data(), target, desc.values, desc.device, bytes, stream);
+  }
+  return assemble(std::move(read.structure), desc.dtype, std::move(values), stream);
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dtype dtype,
+                                                const void* host_values, bsrmm_device target,
+                                                void* stream) {
+  const std::size_t bytes =
+      static_cast<std::size_t>(structure.shape.value_count()) * detail::element_size(dtype);
+  Buffer values = Buffer::allocate(bytes, target);
+  detail::copy_bytes(values.data(), target, host_values, bsrmm_device{BSRMM_DEVICE_CPU, 0}, bytes,
+                     stream);
+  return assemble(std::move(structure), dtype, std::move(values), stream);
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
+                                               Buffer values, void* stream) {
+  const bsrmm_device device = values.device();
+  std::unique_ptr<BsrMatrix> matrix(new BsrMatrix(std::move(structure), dtype, std::move(values)));
+  if (device.type == BSRMM_DEVICE_CUDA) {
+    const bsrmm_device host{BSRMM_DEVICE_CPU, 0};
+    const std::vector<int32_t>& row_ptr = matrix->row_ptr();
+    const std::vector<int32_t>& col_idx = matrix->col_idx();
+    matrix->device_row_ptr_ = Buffer::allocate(row_ptr.size() * sizeof(int32_t), device);
+    matrix->device_col_idx_ = Buffer::allocate(col_idx.size() * sizeof(int32_t), device);
+    detail::copy_bytes(matrix->device_row_ptr_.data(), device, row_ptr.data(), host,
+                       matrix->device_row_ptr_.size(), stream);
+    detail::copy_bytes(matrix->device_col_idx_.data(), device, col_idx.data(), host,
+                       matrix->device_col_idx_.size(), stream);
+    // A matrix is used from any stream later; finish its uploads once, here.
+    detail::synchronize(device, stream);
+  }
+  return matrix;
+}
+
+void BsrMatrix::copy_values_to_host(void* dst) const {
+  detail::copy_bytes(dst, bsrmm_device{BSRMM_DEVICE_CPU, 0}, values_.data(), values_.device(),
+                     value_bytes(), nullptr);
+}
+
+void BsrMatrix::export_to(bsrmm_index_type index_type, void* row_ptr_out, void* col_idx_out,
+                          void* values_out) const {
+  if (!detail::is_valid(index_type)) {
+    invalid_argument("index_type = ", static_cast<int>(index_type),
+                     " is not a bsrmm_index_type (0 = I32, 1 = I64)");
+  }
+  auto write = [index_type](const std::vector<int32_t>& from, void* to) {
+    if (to == nullptr) return;
+    if (index_type == BSRMM_INDEX_I32) {
+      std::memcpy(to, from.data(), from.size() * sizeof(int32_t));
+    } else {
+      int64_t* out = static_cast<int64_t*>(to);
+      for (size_t i = 0; i < from.size(); ++i) out[i] = from[i];
+    }
+  };
+  write(row_ptr(), row_ptr_out);
+  write(col_idx(), col_idx_out);
+  if (values_out != nullptr) copy_values_to_host(values_out);
+}
+
+}  // namespace bsrmm::matrix

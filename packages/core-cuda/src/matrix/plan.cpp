@@ -1,0 +1,171 @@
+#include "plan.hpp"
+
+#include "../common/device_runtime.hpp"
+#include "../common/dtype.hpp"
+#include "../common/error.hpp"
+#include "../common/half.hpp"
+#include "bsr_matrix.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#if BSRMM_WITH_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
+
+namespace bsrmm::matrix {
+
+using detail::Buffer;
+
+namespace {
+
+// Constant part of a block row's CPU cost, in multiply-add units per output element: the
+// epilogue's load, scale, store.
+constexpr int64_t epilogue_work = 4;
+
+Schedule build_schedule(const BsrMatrix& matrix) {
+  const BsrShape& shape = matrix.shape();
+  const std::vector<int32_t>& row_ptr = matrix.row_ptr();
+  Schedule schedule;
+  schedule.row_order.resize(static_cast<size_t>(shape.block_row_count));
+  std::iota(schedule.row_order.begin(), schedule.row_order.end(), 0);
+  auto blocks = [&](int32_t r) { return row_ptr[static_cast<size_t>(r) + 1] - row_ptr[r]; };
+  std::stable_sort(schedule.row_order.begin(), schedule.row_order.end(),
+                   [&](int32_t x, int32_t y) { return blocks(x) > blocks(y); });
+  schedule.work_prefix.resize(static_cast<size_t>(shape.block_row_count) + 1, 0);
+  for (int64_t r = 0; r < shape.block_row_count; ++r) {
+    const int64_t work = int64_t{blocks(static_cast<int32_t>(r))} * shape.block_width + epilogue_work;
+    schedule.work_prefix[static_cast<size_t>(r) + 1] = schedule.work_prefix[static_cast<size_t>(r)] + work;
+  }
+  return schedule;
+}
+
+struct TransposedStructure {
+  BsrStructure structure;
+  std::vector<int32_t> source_block;  // block t of A^T is the transpose of A's block source_block[t]
+};
+
+// A counting sort of A's blocks by block column: visiting A's rows in order leaves every row of
+// A^T sorted by its column (A's block row), as the structure requires.
+TransposedStructure transpose_structure(const BsrStructure& a) {
+  TransposedStructure t;
+  t.structure.shape = a.shape.transposed();
+  const int64_t rows_t = t.structure.shape.block_row_count;
+  std::vector<int32_t>& row_ptr = t.structure.row_ptr;
+  row_ptr.assign(static_cast<size_t>(rows_t) + 1, 0);
+  for (int32_t column : a.col_idx) ++row_ptr[static_cast<size_t>(column) + 1];
+  for (int64_t r = 0; r < rows_t; ++r) row_ptr[static_cast<size_t>(r) + 1] += row_ptr[static_cast<size_t>(r)];
+
+  std::vector<int32_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
+  t.structure.col_idx.resize(a.col_idx.size());
+  t.source_block.resize(a.col_idx.size());
+  for (int64_t r = 0; r < a.shape.block_row_count; ++r) {
+    for (int32_t p = a.row_ptr[static_cast<size_t>(r)]; p < a.row_ptr[static_cast<size_t>(r) + 1]; ++p) {
+      const int32_t slot = cursor[static_cast<size_t>(a.col_idx[static_cast<size_t>(p)])]++;
+      t.structure.col_idx[static_cast<size_t>(slot)] = static_cast<int32_t>(r);
+      t.source_block[static_cast<size_t>(slot)] = p;
+    }
+  }
+  return t;
+}
+
+template <typename Element>
+void transpose_blocks_host(const Element* src, Element* dst, const std::vector<int32_t>& source_block,
+                           int32_t height, int32_t width) {
+  const size_t block = static_cast<size_t>(height) * static_cast<size_t>(width);
+  for (size_t t = 0; t < source_block.size(); ++t) {
+    const Element* from = src + static_cast<size_t>(source_block[t]) * block;
+    Element* to = dst + t * block;
+    for (int32_t i = 0; i < height; ++i) {
+      for (int32_t j = 0; j < width; ++j) to[static_cast<size_t>(j) * height + i] = from[static_cast<size_t>(i) * width + j];
+    }
+  }
+}
+
+std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
+  TransposedStructure t = transpose_structure(a.structure());
+  const bsrmm_device device = a.device();
+  Buffer values = Buffer::allocate(a.value_bytes(), device);
+  const int32_t height = a.shape().block_height;
+  const int32_t width = a.shape().block_width;
+  if (device.type == BSRMM_DEVICE_CPU) {
+    switch (detail::element_size(a.dtype())) {
+      case 8:
+        transpose_blocks_host(a.values().as<const uint64_t>(), values.as<uint64_t>(), t.source_block, height, width);
+        break;
+      case 4:
+        transpose_blocks_host(a.values().as<const uint32_t>(), values.as<uint32_t>(), t.source_block, height, width);
+        break;
+      default:
+        transpose_blocks_host(a.values().as<const uint16_t>(), values.as<uint16_t>(), t.source_block, height, width);
+        break;
+    }
+  } else {
+#if BSRMM_WITH_CUDA
+    Buffer source_block = Buffer::allocate(t.source_block.size() * sizeof(int32_t), device);
+    detail::copy_bytes(source_block.data(), device, t.source_block.data(),
+                       bsrmm_device{BSRMM_DEVICE_CPU, 0}, source_block.size(), stream);
+    cuda::transpose_blocks(a.values().data(), values.data(), source_block.as<const int32_t>(),
+                           a.shape().nnzb, height, width, a.dtype(), device.ordinal, stream);
+    // source_block is freed on return: the kernel must have read it.
+    detail::synchronize(device, stream);
+#else
+    detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
+#endif
+  }
+  return BsrMatrix::assemble(std::move(t.structure), a.dtype(), std::move(values), stream);
+}
+
+}  // namespace
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
+
+const Schedule& Plan::schedule(const BsrMatrix& matrix, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!schedule_) {
+    auto schedule = std::make_unique<Schedule>(build_schedule(matrix));
+    const bsrmm_device device = matrix.device();
+    if (device.type == BSRMM_DEVICE_CUDA) {
+      schedule->device_row_order =
+          Buffer::allocate(schedule->row_order.size() * sizeof(int32_t), device);
+      detail::copy_bytes(schedule->device_row_order.data(), device, schedule->row_order.data(),
+                         bsrmm_device{BSRMM_DEVICE_CPU, 0}, schedule->device_row_order.size(),
+                         stream);
+      detail::synchronize(device, stream);
+    }
+    schedule_ = std::move(schedule);
+  }
+  return *schedule_;
+}
+
+const BsrMatrix& Plan::transposed(const BsrMatrix& matrix, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!transposed_) transposed_ = build_transposed(matrix, stream);
+  return *transposed_;
+}
+
+const float* Plan::values_f32(const BsrMatrix& matrix) {
+  if (matrix.device().type != BSRMM_DEVICE_CPU || matrix.dtype() == BSRMM_DTYPE_F64) {
+    detail::fail(BSRMM_STATUS_INTERNAL, "f32 values requested for a ", detail::name(matrix.dtype()),
+                 " matrix on ", detail::describe(matrix.device()));
+  }
+  if (matrix.dtype() == BSRMM_DTYPE_F32) return matrix.values().as<const float>();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!values_f32_) {
+    const size_t count = static_cast<size_t>(matrix.shape().value_count());
+    auto converted = std::make_unique<Buffer>(Buffer::allocate(count * sizeof(float), matrix.device()));
+    const uint16_t* from = matrix.values().as<const uint16_t>();
+    float* to = converted->as<float>();
+    if (matrix.dtype() == BSRMM_DTYPE_F16) {
+      for (size_t i = 0; i < count; ++i) to[i] = detail::f16_bits_to_f32(from[i]);
+    } else {
+      for (size_t i = 0; i < count; ++i) to[i] = detail::bf16_bits_to_f32(from[i]);
+    }
+    values_f32_ = std::move(converted);
+  }
+  return values_f32_->as<const float>();
+}
+
+}  // namespace bsrmm::matrix

@@ -1,0 +1,50 @@
+// What a multiply needs beyond the matrix itself, derived once per matrix and cached (the way a
+// weight matrix is reused): the transposed matrix for op_a = TRANSPOSE, the block-row schedule,
+// and f32 values for the CPU fast path on half-precision matrices. Each part is built on first
+// use under a mutex, so concurrent multiplies on one matrix build it once.
+#pragma once
+
+#include "../common/buffer.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace bsrmm::matrix {
+
+class BsrMatrix;
+
+struct Schedule {
+  // Block rows by block count, longest first (ties keep row order): GPU kernels hand out the
+  // heaviest rows first so the last wave is short.
+  std::vector<int32_t> row_order;
+  // Cumulative CPU work estimate per block row (block_row_count + 1 entries): a row costs its
+  // multiply-adds (blocks * block_width per output element) plus a constant epilogue, so rows
+  // without blocks still count. The CPU splits rows into chunks of equal work with it.
+  std::vector<int64_t> work_prefix;
+  detail::Buffer device_row_order;  // row_order on a CUDA matrix's device
+};
+
+class Plan {
+ public:
+  Plan();
+  ~Plan();
+
+  // `stream` orders device work for CUDA matrices; the plan waits for it before returning, so
+  // the cached parts are ready on any stream.
+  const Schedule& schedule(const BsrMatrix& matrix, void* stream);
+  // A^T as a BSR matrix on the same device: block (r, c) of A becomes block (c, r), transposed.
+  const BsrMatrix& transposed(const BsrMatrix& matrix, void* stream);
+  // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
+  // and bf16. Not available for f64.
+  const float* values_f32(const BsrMatrix& matrix);
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<BsrMatrix> transposed_;
+  std::unique_ptr<detail::Buffer> values_f32_;
+};
+
+}  // namespace bsrmm::matrix

@@ -1,0 +1,413 @@
+#include "gpu_test_support.hpp"
+
+#include "../../src/common/half.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+namespace bsrmm::test {
+
+bool gpu_available(std::string* why) {
+  int32_t count = 0;
+  if (bsrmm_cuda_device_count(&count) != BSRMM_STATUS_SUCCESS || count == 0) {
+    *why = std::string("no usable CUDA device: ") + bsrmm_last_error();
+    return false;
+  }
+  return true;
+}
+
+int gpu_count() {
+  int32_t count = 0;
+  return bsrmm_cuda_device_count(&count) == BSRMM_STATUS_SUCCESS ? count : 0;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, int device) : bytes_(bytes), device_(device) {
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device);
+  if (cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {
+    ptr_ = nullptr;
+    ADD_FAILURE() << "cudaMalloc(" << bytes << ") failed";
+  }
+  cudaSetDevice(previous);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(other.bytes_), device_(other.device_) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  std::swap(ptr_, other.ptr_);
+  std::swap(bytes_, other.bytes_);
+  std::swap(device_, other.device_);
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  EXPECT_EQ(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, bytes, cudaMemcpyHostToDevice),
+            cudaSuccess);
+}
+
+void DeviceBuffer::download(void* host, std::size_t bytes) const {
+  EXPECT_EQ(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+std::size_t dtype_size(bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F64: return 8;
+    case BSRMM_DTYPE_F32: return 4;
+    default: return 2;
+  }
+}
+
+const char* dtype_label(bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F32: return "f32";
+    case BSRMM_DTYPE_F16: return "f16";
+    case BSRMM_DTYPE_BF16: return "bf16";
+    case BSRMM_DTYPE_F64: return "f64";
+  }
+  return "?";
+}
+
+void encode(double value, bsrmm_dtype dtype, void* out) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F64: std::memcpy(out, &value, 8); return;
+    case BSRMM_DTYPE_F32: {
+      const float f = float(value);
+      std::memcpy(out, &f, 4);
+      return;
+    }
+    case BSRMM_DTYPE_F16: {
+      const uint16_t bits = detail::f32_to_f16_bits(float(value));
+      std::memcpy(out, &bits, 2);
+      return;
+    }
+    case BSRMM_DTYPE_BF16: {
+      const uint16_t bits = detail::f32_to_bf16_bits(float(value));
+      std::memcpy(out, &bits, 2);
+      return;
+    }
+  }
+}
+
+double decode(const void* in, bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F64: {
+      double d;
+      std::memcpy(&d, in, 8);
+      return d;
+    }
+    case BSRMM_DTYPE_F32: {
+      float f;
+      std::memcpy(&f, in, 4);
+      return f;
+    }
+    case BSRMM_DTYPE_F16: {
+      uint16_t bits;
+      std::memcpy(&bits, in, 2);
+      return detail::f16_bits_to_f32(bits);
+    }
+    case BSRMM_DTYPE_BF16: {
+      uint16_t bits;
+      std::memcpy(&bits, in, 2);
+      return detail::bf16_bits_to_f32(bits);
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double round_to(double value, bsrmm_dtype dtype) {
+  unsigned char bytes[8];
+  encode(value, dtype, bytes);
+  return decode(bytes, dtype);
+}
+
+void poison(bsrmm_dtype dtype, void* out) {
+  encode(std::numeric_limits<double>::quiet_NaN(), dtype, out);
+}
+
+uint64_t test_seed() {
+  static const uint64_t seed = [] {
+    if (const char* text = std::getenv("BSRMM_TEST_SEED")) return uint64_t(std::strtoull(text, nullptr, 0));
+    std::random_device device;
+    return (uint64_t(device()) << 32) | device();
+  }();
+  return seed;
+}
+
+std::string Problem::describe() const {
+  std::ostringstream text;
+  text << dtype_label(dtype) << (dtype == BSRMM_DTYPE_F32 ? (f32_mode == BSRMM_F32_TF32 ? "/tf32" : "/exact") : "")
+       << " A " << block_rows << "x" << block_cols << " blocks of " << block_height << "x"
+       << block_width << " density " << density << (empty_rows ? " (empty rows)" : "")
+       << (op == BSRMM_OP_TRANSPOSE ? " transposed" : "") << ", N " << n << ", B "
+       << (b_layout == BSRMM_LAYOUT_ROW_MAJOR ? "row" : "col") << " pad " << b_ld_pad << "/" << b_ld_align
+       << " offset " << b_offset << ", C " << (c_layout == BSRMM_LAYOUT_ROW_MAJOR ? "row" : "col")
+       << " pad " << c_ld_pad << "/" << c_ld_align << ", alpha " << alpha << " beta " << beta
+       << (bias ? " bias" : "") << " activation " << int(activation)
+       << (variant.empty() ? "" : ", variant " + variant) << (device_arrays ? ", device arrays" : "");
+  return text.str();
+}
+
+double tolerance(const Problem& problem) {
+  switch (problem.dtype) {
+    case BSRMM_DTYPE_F16: return 1e-3;
+    case BSRMM_DTYPE_BF16: return 1e-2;
+    case BSRMM_DTYPE_F32: return problem.f32_mode == BSRMM_F32_TF32 ? 1e-3 : 1e-5;
+    case BSRMM_DTYPE_F64: return 1e-12;
+  }
+  return 0.0;
+}
+
+namespace {
+
+// A dense matrix stored as the C ABI sees it, plus its exact values in float64.
+struct HostDense {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  bsrmm_layout layout = BSRMM_LAYOUT_ROW_MAJOR;
+  int64_t offset = 0;  // elements before (0, 0)
+  std::vector<unsigned char> bytes;
+
+  HostDense(int64_t rows_, int64_t cols_, int64_t pad, int64_t align, int64_t offset_,
+            bsrmm_layout layout_, bsrmm_dtype dtype)
+      : rows(rows_), cols(cols_), layout(layout_), offset(offset_) {
+    const int64_t inner = layout == BSRMM_LAYOUT_ROW_MAJOR ? cols : rows;
+    const int64_t outer = layout == BSRMM_LAYOUT_ROW_MAJOR ? rows : cols;
+    ld = std::max<int64_t>((inner + pad + align - 1) / align * align, 1);
+    // Exactly as many elements as the operand spans: reading past it is an out-of-bounds access.
+    const int64_t elements = offset + (outer > 0 ? (outer - 1) * ld + inner : 0);
+    bytes.resize(std::size_t(std::max<int64_t>(elements, 1)) * dtype_size(dtype));
+    for (int64_t e = 0; e < elements; ++e) poison(dtype, &bytes[std::size_t(e) * dtype_size(dtype)]);
+  }
+  int64_t index(int64_t i, int64_t j) const {
+    return offset + (layout == BSRMM_LAYOUT_ROW_MAJOR ? i * ld + j : j * ld + i);
+  }
+};
+
+struct ContextDeleter {
+  void operator()(bsrmm_context_s* ctx) const { bsrmm_context_destroy(ctx); }
+};
+struct MatrixDeleter {
+  void operator()(bsrmm_matrix_s* matrix) const { bsrmm_matrix_destroy(matrix); }
+};
+
+double activate(double x, bsrmm_activation activation) {
+  if ((activation == BSRMM_ACTIVATION_GELU || activation == BSRMM_ACTIVATION_SILU) && std::isinf(x))
+    return x > 0 ? x : 0.0;
+  switch (activation) {
+    case BSRMM_ACTIVATION_RELU: return x < 0 ? 0.0 : x;
+    case BSRMM_ACTIVATION_GELU:
+      return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case BSRMM_ACTIVATION_SILU: return x / (1.0 + std::exp(-x));
+    default: return x;
+  }
+}
+
+}  // namespace
+
+Outcome run_and_check(const Problem& pb) {
+  Outcome outcome;
+  const uint64_t seed = test_seed() ^ std::hash<std::string>{}(pb.describe());
+  SCOPED_TRACE("problem: " + pb.describe() + "; replay with BSRMM_TEST_SEED=" + std::to_string(test_seed()));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::bernoulli_distribution keep(pb.density);
+  const bsrmm_dtype dtype = pb.dtype;
+  const std::size_t esize = dtype_size(dtype);
+
+  // A: random pattern and values, rounded to the dtype.
+  const int64_t bh = pb.block_height;
+  const int64_t bw = pb.block_width;
+  std::vector<int32_t> row_ptr{0};
+  std::vector<int32_t> col_idx;
+  for (int64_t r = 0; r < pb.block_rows; ++r) {
+    const bool empty = pb.empty_rows && (r % 3 == 1 || r == pb.block_rows - 1);
+    for (int64_t c = 0; c < pb.block_cols && !empty; ++c)
+      if (pb.density >= 1.0 || keep(rng)) col_idx.push_back(int32_t(c));
+    row_ptr.push_back(int32_t(col_idx.size()));
+  }
+  const int64_t nnzb = int64_t(col_idx.size());
+  std::vector<double> a_values(std::size_t(nnzb * bh * bw));
+  std::vector<unsigned char> a_bytes(std::max<std::size_t>(a_values.size() * esize, 1));
+  for (std::size_t e = 0; e < a_values.size(); ++e) {
+    a_values[e] = round_to(uniform(rng), dtype);
+    encode(a_values[e], dtype, &a_bytes[e * esize]);
+  }
+
+  const int64_t a_rows = pb.block_rows * bh;
+  const int64_t a_cols = pb.block_cols * bw;
+  const bool transposed = pb.op == BSRMM_OP_TRANSPOSE;
+  const int64_t m = transposed ? a_cols : a_rows;
+  const int64_t k = transposed ? a_rows : a_cols;
+  const int64_t n = pb.n;
+
+  HostDense b(k, n, pb.b_ld_pad, pb.b_ld_align, pb.b_offset, pb.b_layout, dtype);
+  std::vector<double> b_values(std::size_t(k * n));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = round_to(uniform(rng), dtype);
+      b_values[std::size_t(i * n + j)] = v;
+      encode(v, dtype, &b.bytes[std::size_t(b.index(i, j)) * esize]);
+    }
+  HostDense c(m, n, pb.c_ld_pad, pb.c_ld_align, 0, pb.c_layout, dtype);
+  std::vector<double> c_old(std::size_t(m * n), 0.0);
+  if (pb.beta != 0.0)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const double v = round_to(uniform(rng), dtype);
+        c_old[std::size_t(i * n + j)] = v;
+        encode(v, dtype, &c.bytes[std::size_t(c.index(i, j)) * esize]);
+      }
+  const std::vector<unsigned char> c_before = c.bytes;
+  std::vector<double> bias(std::size_t(m), 0.0);
+  std::vector<unsigned char> bias_bytes(std::max<std::size_t>(std::size_t(m) * esize, 1));
+  if (pb.bias)
+    for (int64_t i = 0; i < m; ++i) {
+      bias[std::size_t(i)] = round_to(uniform(rng), dtype);
+      encode(bias[std::size_t(i)], dtype, &bias_bytes[std::size_t(i) * esize]);
+    }
+
+  // Device side.
+  DeviceBuffer b_device(b.bytes.size());
+  DeviceBuffer c_device(c.bytes.size());
+  DeviceBuffer bias_device(bias_bytes.size());
+  b_device.upload(b.bytes.data(), b.bytes.size());
+  c_device.upload(c.bytes.data(), c.bytes.size());
+  bias_device.upload(bias_bytes.data(), bias_bytes.size());
+
+  bsrmm_context_t raw_ctx = nullptr;
+  [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 0}, &raw_ctx)); }();
+  if (!raw_ctx) return outcome;
+  std::unique_ptr<bsrmm_context_s, ContextDeleter> ctx(raw_ctx);
+  EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_tuning_mode(ctx.get(), BSRMM_TUNING_OFF));
+  EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_f32_mode(ctx.get(), pb.f32_mode));
+  EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_stream(ctx.get(), pb.stream));
+  if (!pb.variant.empty())
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_variant(ctx.get(), pb.variant.c_str()));
+
+  DeviceBuffer row_ptr_device, col_idx_device, values_device;
+  bsrmm_bsr_desc desc{};
+  desc.rows = a_rows;
+  desc.cols = a_cols;
+  desc.block_height = pb.block_height;
+  desc.block_width = pb.block_width;
+  desc.nnzb = nnzb;
+  desc.index_type = BSRMM_INDEX_I32;
+  desc.dtype = dtype;
+  if (pb.device_arrays) {
+    row_ptr_device = DeviceBuffer(row_ptr.size() * 4);
+    col_idx_device = DeviceBuffer(std::max<std::size_t>(col_idx.size() * 4, 4));
+    values_device = DeviceBuffer(a_bytes.size());
+    row_ptr_device.upload(row_ptr.data(), row_ptr.size() * 4);
+    if (!col_idx.empty()) col_idx_device.upload(col_idx.data(), col_idx.size() * 4);
+    values_device.upload(a_bytes.data(), a_bytes.size());
+    desc.row_ptr = row_ptr_device.get();
+    desc.col_idx = col_idx_device.get();
+    desc.values = values_device.get();
+    desc.device = bsrmm_device{BSRMM_DEVICE_CUDA, 0};
+  } else {
+    desc.row_ptr = row_ptr.data();
+    desc.col_idx = col_idx.data();
+    desc.values = a_bytes.data();
+    desc.device = bsrmm_device{BSRMM_DEVICE_CPU, 0};
+  }
+  bsrmm_matrix_t raw_matrix = nullptr;
+  [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, BSRMM_CREATE_DEFAULT, &raw_matrix)); }();
+  if (!raw_matrix) return outcome;
+  std::unique_ptr<bsrmm_matrix_s, MatrixDeleter> matrix(raw_matrix);
+
+  const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
+  bsrmm_dense b_desc{static_cast<char*>(b_device.get()) + b.offset * esize, k, n, b.ld, b.layout, dtype, gpu};
+  bsrmm_dense c_desc{c_device.get(), m, n, c.ld, c.layout, dtype, gpu};
+  bsrmm_matmul_options options = bsrmm_matmul_options_default();
+  options.op_a = pb.op;
+  options.alpha = pb.alpha;
+  options.beta = pb.beta;
+  options.bias = pb.bias ? bias_device.get() : nullptr;
+  options.activation = pb.activation;
+  bool ran = false;
+  [&] {
+    ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matmul(ctx.get(), matrix.get(), &b_desc, &c_desc, &options));
+    ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
+    ran = true;
+  }();
+  if (!ran) return outcome;
+  outcome.variant = bsrmm_context_last_variant(ctx.get());
+  if (!pb.variant.empty()) EXPECT_EQ(outcome.variant, pb.variant);
+  SCOPED_TRACE("variant that ran: " + outcome.variant);
+
+  std::vector<unsigned char> c_after(c.bytes.size());
+  c_device.download(c_after.data(), c_after.size());
+
+  // float64 reference from the same (rounded) inputs.
+  std::vector<double> ref(std::size_t(m * n), 0.0);
+  for (int64_t r = 0; r < pb.block_rows; ++r)
+    for (int32_t blk = row_ptr[std::size_t(r)]; blk < row_ptr[std::size_t(r + 1)]; ++blk) {
+      const int64_t cb = col_idx[std::size_t(blk)];
+      for (int64_t i = 0; i < bh; ++i)
+        for (int64_t kk = 0; kk < bw; ++kk) {
+          const double a = a_values[std::size_t((blk * bh + i) * bw + kk)];
+          const int64_t out_row = transposed ? cb * bw + kk : r * bh + i;
+          const int64_t in_row = transposed ? r * bh + i : cb * bw + kk;
+          const double* b_row = &b_values[std::size_t(in_row * n)];
+          double* c_row = &ref[std::size_t(out_row * n)];
+          for (int64_t j = 0; j < n; ++j) c_row[j] += a * b_row[j];
+        }
+    }
+  double ref_squares = 0.0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double& value = ref[std::size_t(i * n + j)];
+      value = pb.alpha * value + (pb.beta != 0.0 ? pb.beta * c_old[std::size_t(i * n + j)] : 0.0) +
+              bias[std::size_t(i)];
+      value = activate(value, pb.activation);
+      ref_squares += value * value;
+    }
+
+  // Every element: finite where the reference is, close elementwise (scaled by the tile's rms
+  // so tiny references do not demand impossible relative accuracy), and in the Frobenius norm.
+  const double tol = tolerance(pb);
+  const double rms = m * n > 0 ? std::sqrt(ref_squares / double(m * n)) : 0.0;
+  double diff_squares = 0.0;
+  int reported = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double got = decode(&c_after[std::size_t(c.index(i, j)) * esize], dtype);
+      const double want = ref[std::size_t(i * n + j)];
+      const double diff = got - want;
+      diff_squares += diff * diff;
+      const bool ok = std::isfinite(got) && std::abs(diff) <= 16.0 * tol * (std::abs(want) + rms) + 1e-30;
+      if (!ok) {
+        ++bad;
+        if (reported++ < 5) ADD_FAILURE() << "C(" << i << ", " << j << ") = " << got << ", reference " << want;
+      }
+    }
+  EXPECT_EQ(bad, 0) << "elements of C outside the tolerance (of " << m * n << ")";
+  // Padding and the elements before B's offset must be untouched.
+  int64_t touched = 0;
+  for (int64_t e = 0; e < int64_t(c_after.size() / esize); ++e) {
+    const int64_t inner = e % c.ld;
+    const int64_t extent = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.cols : c.rows;
+    if (inner < extent) continue;
+    if (std::memcmp(&c_after[std::size_t(e) * esize], &c_before[std::size_t(e) * esize], esize) != 0) ++touched;
+  }
+  EXPECT_EQ(touched, 0) << "elements of C's padding (past each " << (c.layout == BSRMM_LAYOUT_ROW_MAJOR ? "row" : "column") << ") were written";
+  outcome.relative_error = ref_squares > 0.0 ? std::sqrt(diff_squares / ref_squares) : std::sqrt(diff_squares);
+  EXPECT_LT(outcome.relative_error, tol) << "relative Frobenius error";
+  return outcome;
+}
+
+}  // namespace bsrmm::test

@@ -1,0 +1,120 @@
+// The independent float64 reference every test checks against: a dense triple loop over the
+// dense image of A, with the epilogue written out again here (not the library's), plus the
+// comparison with per-dtype error bounds.
+#pragma once
+
+#include "host_arrays.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bsrmm::test {
+
+struct Expected {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> value;      // row-major
+  std::vector<double> magnitude;  // |alpha| sum |a||b| + |beta c| + |bias|: scales the error bound
+};
+
+inline double reference_activation(double x, bsrmm_activation activation) {
+  switch (activation) {
+    case BSRMM_ACTIVATION_RELU: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+    case BSRMM_ACTIVATION_GELU:
+      if (std::isinf(x)) return x > 0 ? x : 0.0;
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case BSRMM_ACTIVATION_SILU:
+      if (std::isinf(x)) return x > 0 ? x : 0.0;
+      return x / (1.0 + std::exp(-x));
+    case BSRMM_ACTIVATION_NONE: break;
+  }
+  return x;
+}
+
+// C = act(alpha * op(A) B + beta * C + bias). `a` is A densely, row-major, a_rows x a_cols.
+inline Expected reference_matmul(const std::vector<double>& a, int64_t a_rows, int64_t a_cols,
+                                 bsrmm_op op, const HostDense& b, const HostDense& c_before,
+                                 double alpha, double beta, const std::vector<double>* bias,
+                                 bsrmm_activation activation) {
+  const bool t = op == BSRMM_OP_TRANSPOSE;
+  const int64_t m = t ? a_cols : a_rows;
+  const int64_t k = t ? a_rows : a_cols;
+  Expected e;
+  e.rows = m;
+  e.cols = b.cols();
+  e.value.assign(static_cast<size_t>(m * e.cols), 0.0);
+  e.magnitude.assign(e.value.size(), 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < e.cols; ++j) {
+      double sum = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double av = t ? a[static_cast<size_t>(p * a_cols + i)] : a[static_cast<size_t>(i * a_cols + p)];
+        const double bv = b.get(p, j);
+        sum += av * bv;
+        mag += std::fabs(av * bv);
+      }
+      double out = alpha * sum;
+      mag = std::fabs(alpha) * mag;
+      if (beta != 0) {
+        out += beta * c_before.get(i, j);
+        mag += std::fabs(beta * c_before.get(i, j));
+      }
+      if (bias) {
+        out += (*bias)[static_cast<size_t>(i)];
+        mag += std::fabs((*bias)[static_cast<size_t>(i)]);
+      }
+      e.value[static_cast<size_t>(i * e.cols + j)] = reference_activation(out, activation);
+      e.magnitude[static_cast<size_t>(i * e.cols + j)] = mag;
+    }
+  }
+  return e;
+}
+
+// Relative accuracy of the accumulation and half an ulp of the output format.
+inline double accumulation_epsilon(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_F64 ? 1e-12 : 1e-5; }
+inline double output_epsilon(bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F16: return 0x1p-11;
+    case BSRMM_DTYPE_BF16: return 0x1p-8;
+    case BSRMM_DTYPE_F32: return 0x1p-24;
+    default: return 0x1p-53;
+  }
+}
+
+// Checks every element of `got` against `expected`: NaN where NaN is expected, equal infinities,
+// otherwise within the dtype's bound. Reports the first few mismatches.
+inline void expect_matches(const HostDense& got, const Expected& expected, const std::string& what) {
+  ASSERT_EQ(got.rows(), expected.rows);
+  ASSERT_EQ(got.cols(), expected.cols);
+  const bsrmm_dtype dtype = got.dtype();
+  int64_t failures = 0;
+  std::ostringstream report;
+  for (int64_t i = 0; i < expected.rows; ++i) {
+    for (int64_t j = 0; j < expected.cols; ++j) {
+      const double want = expected.value[static_cast<size_t>(i * expected.cols + j)];
+      const double mag = expected.magnitude[static_cast<size_t>(i * expected.cols + j)];
+      const double have = got.get(i, j);
+      bool ok;
+      if (std::isnan(want)) {
+        ok = std::isnan(have);
+      } else if (std::isinf(want)) {
+        ok = have == want;
+      } else {
+        const double acc = 1.2 * accumulation_epsilon(dtype) * mag;
+        const double bound = acc + output_epsilon(dtype) * (std::fabs(want) + acc) * 1.01 + 0x1p-25;
+        ok = std::fabs(have - want) <= bound;
+      }
+      if (!ok && failures++ < 5) {
+        report << "\n  C(" << i << ", " << j << ") = " << have << ", expected " << want
+               << " (magnitude " << mag << ")";
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << what << ": " << failures << " of " << expected.rows * expected.cols
+                         << " elements differ" << report.str();
+}
+
+}  // namespace bsrmm::test
