@@ -1,0 +1,138 @@
+"""Where a case runs: the host (numpy arrays, perf_counter) or a CUDA GPU (torch tensors, CUDA
+events, float64 reference computed on the GPU). Implementations receive operands through these,
+so ours and every peer see the same values in the same dtype and layout."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import operands, timing
+
+
+class Unavailable(Exception):
+    """An implementation cannot run here (missing package, unsupported dtype...): reported as
+    status "missing" with this reason, never silently dropped."""
+
+
+class HostBackend:
+    device = "cpu"
+    # Full float64 reference up to 2**34 flops (a few seconds of float64 BLAS on 2 cores).
+    full_flop_limit = 2.0**34
+
+    def __init__(self, budget: timing.Budget = timing.CPU_BUDGET):
+        self.budget = budget
+
+    def rotation_sets(self, bytes_per_set: int) -> int:
+        """One set on the host: every implementation meets the same warm caches, CPU runs last
+        milliseconds to seconds, and more sets would multiply operand memory and generation time
+        past the quick suite's one-minute budget (RESULTS.md records the choice per case)."""
+        return 1
+
+    def numpy_dtype(self, dtype: str):
+        return numpy_dtype(dtype)
+
+    def array(self, values: np.ndarray, dtype: str, layout: str = "row") -> np.ndarray:
+        x = np.asarray(values).astype(self.numpy_dtype(dtype))
+        return np.asfortranarray(x) if layout == "col" else np.ascontiguousarray(x)
+
+    def empty(self, shape: tuple[int, int], dtype: str, layout: str = "row") -> np.ndarray:
+        return np.empty(shape, dtype=self.numpy_dtype(dtype), order="F" if layout == "col" else "C")
+
+    def poison(self, out) -> None:
+        out[...] = np.nan
+
+    def synchronize(self) -> None:
+        pass
+
+    def reference(self, ops: operands.Operands, rows: np.ndarray):
+        return operands.reference(ops, rows)
+
+    def check(self, out, rows: np.ndarray, ref) -> dict:
+        """Error of the checked rows, after counting non-finite values over the whole output
+        (the poison left in any element the implementation did not write)."""
+        out64 = np.asarray(out).astype(np.float64)
+        non_finite = int(np.count_nonzero(~np.isfinite(out64)))
+        if non_finite:
+            return {"error": float("inf"), "non_finite": non_finite}
+        return {"error": operands.relative_error(out64[rows], ref), "non_finite": 0}
+
+    def time(self, run, sets: int) -> dict:
+        return timing.time_host(run, sets, self.budget)
+
+
+class CudaBackend:
+    device = "cuda"
+    # Float64 GEMM on the GPU is cheap: check every row unless op(A) as dense float64 would not fit.
+    full_flop_limit = 2.0**42
+
+    def __init__(self, budget: timing.Budget = timing.GPU_BUDGET):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise Unavailable("torch sees no CUDA device")
+        self.torch = torch
+        self.budget = budget
+        self.dev = torch.device("cuda", torch.cuda.current_device())
+
+    def rotation_sets(self, bytes_per_set: int) -> int:
+        """Enough operand sets that a case fitting in L2 is not timed from L2 (METHOD.md)."""
+        props = self.torch.cuda.get_device_properties(self.dev)
+        return operands.rotation_sets(bytes_per_set, int(getattr(props, "L2_cache_size", 50 << 20)))
+
+    def torch_dtype(self, dtype: str):
+        t = self.torch
+        return {"float32": t.float32, "float64": t.float64, "float16": t.float16, "bfloat16": t.bfloat16}[dtype]
+
+    def array(self, values: np.ndarray, dtype: str, layout: str = "row"):
+        """A device tensor holding exactly `values` (already representable in dtype); "col" gives
+        a column-major tensor (strides (1, rows)), the transposed view of a contiguous one."""
+        t = self.torch.from_numpy(np.ascontiguousarray(values)).to(self.dev).to(self.torch_dtype(dtype))
+        return t.t().contiguous().t() if layout == "col" else t
+
+    def empty(self, shape: tuple[int, int], dtype: str, layout: str = "row"):
+        if layout == "col":
+            return self.torch.empty((shape[1], shape[0]), dtype=self.torch_dtype(dtype), device=self.dev).t()
+        return self.torch.empty(shape, dtype=self.torch_dtype(dtype), device=self.dev)
+
+    def poison(self, out) -> None:
+        out.fill_(float("nan"))
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def reference(self, ops: operands.Operands, rows: np.ndarray):
+        """float64 op(A)[rows] @ B computed on the GPU (cuBLAS DGEMM): op(A)'s rows are built
+        densely in float64 on the host from the BSR arrays, B is upcast exactly."""
+        t = self.torch
+        a_rows = t.from_numpy(ops.dense_op_a(0, np.float64, rows)).to(self.dev)
+        b = t.from_numpy(ops.sets[0].b.astype(np.float64)).to(self.dev)
+        return a_rows @ b
+
+    def check(self, out, rows: np.ndarray, ref) -> dict:
+        t = self.torch
+        full = out.to(t.float64)
+        non_finite = int((~t.isfinite(full)).sum().item())
+        if non_finite:
+            return {"error": float("inf"), "non_finite": non_finite}
+        sel = full[t.from_numpy(rows).to(self.dev)]
+        denom = t.linalg.norm(ref).item()
+        diff = t.linalg.norm(sel - ref).item()
+        return {"error": diff / denom if denom > 0 else diff, "non_finite": 0}
+
+    def time(self, run, sets: int) -> dict:
+        return timing.time_cuda(run, sets, self.budget)
+
+
+def make_backend(device: str, cpu_budget=timing.CPU_BUDGET, gpu_budget=timing.GPU_BUDGET):
+    return CudaBackend(gpu_budget) if device == "cuda" else HostBackend(cpu_budget)
+
+
+def numpy_dtype(dtype: str):
+    if dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError as e:
+            raise Unavailable("bfloat16 on the host needs the ml_dtypes package") from e
+        return ml_dtypes.bfloat16
+    return {"float32": np.float32, "float64": np.float64, "float16": np.float16}[dtype]
+

@@ -1,0 +1,85 @@
+"""The environment a result was measured in (RESULTS.md, "environment"): versions, CPU, threads,
+and on CUDA the GPU, its clocks, driver and CUDA version."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from . import ours
+
+
+def capture(device: str) -> dict:
+    env = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "threads": {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if os.environ.get(name)},
+        "versions": {name: _version(name) for name in ("numpy", "scipy", "matplotlib", "ml_dtypes", "torch", "triton", "cupy-cuda13x")},
+        "git_commit": git_commit(),
+    }
+    env["versions"]["bsrmm"] = ours.version()
+    if device == "cuda":
+        env["gpu"] = gpu_info()
+    return env
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_commit() -> str | None:
+    try:
+        proc = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).resolve().parent)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def gpu_info() -> dict:
+    info: dict = {}
+    try:
+        import torch
+
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        info.update(
+            name=props.name,
+            capability=f"{props.major}.{props.minor}",
+            sm_count=props.multi_processor_count,
+            memory_bytes=props.total_memory,
+            l2_bytes=getattr(props, "L2_cache_size", None),
+            cuda_runtime=torch.version.cuda,
+        )
+    except Exception as e:  # the report says what could not be read rather than failing the run
+        info["torch_error"] = str(e)
+    fields = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,temperature.gpu"
+    try:
+        proc = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=10)
+        if proc.returncode == 0 and proc.stdout.strip():
+            values = [v.strip() for v in proc.stdout.strip().splitlines()[0].split(",")]
+            info["nvidia_smi"] = dict(zip(fields.split(","), values))
+    except (OSError, subprocess.SubprocessError) as e:
+        info["nvidia_smi_error"] = str(e)
+    return info
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,16 @@
+"""Peers: other implementations of the same product, run in the same process on the same
+operands. `for_device` lists them in the order the table shows them."""
+
+from __future__ import annotations
+
+from ..impl import Implementation
+
+
+def for_device(device: str) -> list[Implementation]:
+    if device == "cuda":
+        from . import cusparse, torch_gpu
+
+        return [torch_gpu.TORCH_DENSE, torch_gpu.TORCH_BSR, torch_gpu.TORCH_BSR_TRITON, cusparse.BSR, cusparse.BLOCKED_ELL]
+    from . import cpu
+
+    return [cpu.SCIPY_BSR, cpu.NUMPY_DENSE]

@@ -1,0 +1,187 @@
+"""cuSPARSE peers through the C++ harness in packages/bench/peers/cusparse (ctypes): SpMM with
+BSR (CUSPARSE_SPMM_BSR_ALG1) and with Blocked-ELL (CUSPARSE_SPMM_BLOCKED_ELL_ALG1). The harness
+is built with CMake against the GPU machine's CUDA toolkit on first use."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..backends import Unavailable
+from ..impl import Implementation, Prepared
+
+SOURCE_DIR = Path(__file__).resolve().parents[2] / "peers" / "cusparse"
+LIB_NAME = "libbsrmm_bench_cusparse.so"
+_DTYPE_CODE = {"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3}
+_FORMAT_BSR, _FORMAT_BLOCKED_ELL = 0, 1
+
+
+class _Args(ctypes.Structure):
+    """Mirrors bench_cusparse_args in cusparse_peer.h field for field."""
+
+    _fields_ = [
+        ("format", ctypes.c_int32), ("dtype", ctypes.c_int32),
+        ("rows", ctypes.c_int64), ("cols", ctypes.c_int64), ("n", ctypes.c_int64),
+        ("block_height", ctypes.c_int64), ("block_width", ctypes.c_int64),
+        ("nnzb", ctypes.c_int64), ("ell_cols", ctypes.c_int64),
+        ("row_offsets", ctypes.c_void_p), ("col_indices", ctypes.c_void_p), ("values", ctypes.c_void_p),
+        ("b", ctypes.c_void_p), ("ldb", ctypes.c_int64), ("b_col_major", ctypes.c_int32),
+        ("c", ctypes.c_void_p), ("ldc", ctypes.c_int64), ("c_col_major", ctypes.c_int32),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+_lib = None
+
+
+def build_dir() -> Path:
+    """BSRMM_BENCH_BUILD_DIR, else packages/bench/out/build/cusparse (git-ignored)."""
+    root = os.environ.get("BSRMM_BENCH_BUILD_DIR")
+    return Path(root) / "cusparse" if root else SOURCE_DIR.parents[1] / "out" / "build" / "cusparse"
+
+
+def library() -> ctypes.CDLL:
+    """Loads the harness, configuring and building it first when missing or older than its sources."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    out = build_dir()
+    lib_path = out / LIB_NAME
+    sources = [SOURCE_DIR / name for name in ("CMakeLists.txt", "cusparse_peer.cpp", "cusparse_peer.h")]
+    if not lib_path.exists() or lib_path.stat().st_mtime < max(p.stat().st_mtime for p in sources):
+        _build(out)
+    try:
+        lib = ctypes.CDLL(str(lib_path))
+    except OSError as e:
+        raise Unavailable(f"cuSPARSE harness built but does not load: {e}") from e
+    lib.bench_cusparse_create.argtypes = [ctypes.POINTER(_Args), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+    lib.bench_cusparse_create.restype = ctypes.c_int
+    lib.bench_cusparse_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.bench_cusparse_run.restype = ctypes.c_int
+    lib.bench_cusparse_destroy.argtypes = [ctypes.c_void_p]
+    lib.bench_cusparse_destroy.restype = None
+    _lib = lib
+    return lib
+
+
+def _build(out: Path) -> None:
+    if shutil.which("cmake") is None:
+        raise Unavailable("cuSPARSE harness needs cmake to build, and none is on PATH")
+    configure = ["cmake", "-S", str(SOURCE_DIR), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    for step in (configure, ["cmake", "--build", str(out)]):
+        proc = subprocess.run(step, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
+            raise Unavailable(f"cuSPARSE harness did not build ({' '.join(step[:2])}): {tail}")
+
+
+class _Handle:
+    def __init__(self, lib, args: _Args):
+        self.lib = lib
+        self.ptr = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(1024)
+        if lib.bench_cusparse_create(ctypes.byref(args), ctypes.byref(self.ptr), err, len(err)) != 0:
+            raise Unavailable(err.value.decode(errors="replace"))
+        self.err = err
+
+    def run(self) -> None:
+        if self.lib.bench_cusparse_run(self.ptr, self.err, len(self.err)) != 0:
+            raise RuntimeError(self.err.value.decode(errors="replace"))
+
+    def close(self) -> None:
+        if self.ptr:
+            self.lib.bench_cusparse_destroy(self.ptr)
+            self.ptr = ctypes.c_void_p()
+
+
+def _dense_args(args: _Args, b, c, case) -> None:
+    args.b, args.c = b.data_ptr(), c.data_ptr()
+    args.b_col_major = int(case.layout_b == "col")
+    args.c_col_major = int(case.layout_c == "col")
+    args.ldb = case.k if case.layout_b == "col" else case.n
+    args.ldc = case.m if case.layout_c == "col" else case.n
+
+
+def _op_bsr_host(ops, set_index: int):
+    """op(A) as host BSR arrays (transposed through scipy when the case says so)."""
+    from .torch_gpu import _op_bsr_arrays
+
+    return _op_bsr_arrays(ops, set_index)
+
+
+def _prepare(fmt: int):
+    def prepare(ops, backend, context) -> Prepared:
+        torch = backend.torch
+        case = ops.case
+        lib = library()
+        op_block = (case.block[1], case.block[0]) if case.transpose_a else case.block
+        if fmt == _FORMAT_BLOCKED_ELL and op_block[0] != op_block[1]:
+            raise Unavailable(f"Blocked-ELL needs square blocks, this case has {op_block[0]} x {op_block[1]}")
+        stream = torch.cuda.current_stream().cuda_stream
+        keep: list = []  # device arrays the handles point into
+        handles: list[_Handle] = []
+        outs = [backend.empty((case.m, case.n), case.dtype, case.layout_c) for _ in ops.sets]
+        for s, out in zip(ops.sets, outs):
+            indptr, indices, data = _op_bsr_host(ops, s.index)
+            args = _Args(format=fmt, dtype=_DTYPE_CODE[case.dtype], rows=case.m, cols=case.k, n=case.n,
+                         block_height=op_block[0], block_width=op_block[1], nnzb=len(indices),
+                         stream=stream)
+            if fmt == _FORMAT_BSR:
+                arrays = [torch.from_numpy(indptr.astype(np.int32)).to(backend.dev),
+                          torch.from_numpy(indices.astype(np.int32)).to(backend.dev),
+                          backend.array(np.ascontiguousarray(data), case.dtype)]
+                args.row_offsets, args.col_indices, args.values = (a.data_ptr() for a in arrays)
+            else:
+                col_ind, values, ell_cols = blocked_ell(indptr, indices, data, case.m)
+                arrays = [torch.from_numpy(col_ind).to(backend.dev), backend.array(values, case.dtype)]
+                args.col_indices, args.values, args.ell_cols = arrays[0].data_ptr(), arrays[1].data_ptr(), ell_cols
+            _dense_args(args, context["b"][s.index], out, case)
+            keep.append(arrays)
+            try:
+                handles.append(_Handle(lib, args))
+            except Unavailable:
+                for h in handles:
+                    h.close()
+                raise
+
+        def close() -> None:
+            for h in handles:
+                h.close()
+            keep.clear()
+
+        notes = ["A^T formed before timing"] if case.transpose_a else []
+        if fmt == _FORMAT_BLOCKED_ELL:
+            notes.append("block rows padded to the longest row")
+        return Prepared(run=lambda i: handles[i].run(), result=lambda i: outs[i],
+                        poison=lambda i: backend.poison(outs[i]), notes=notes, close=close)
+
+    return prepare
+
+
+def blocked_ell(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rows: int):
+    """BSR (square blocks) -> Blocked-ELL: every block row gets `slots` = the longest row's block
+    count; column indices int32[block_rows, slots] with -1 for padding, values a row-major
+    rows x (slots * b) array with zeros in padding (the layout cuSPARSE reads)."""
+    b = data.shape[1]
+    block_rows = len(indptr) - 1
+    counts = np.diff(indptr)
+    slots = max(int(counts.max(initial=0)), 1)
+    col_ind = np.full((block_rows, slots), -1, dtype=np.int32)
+    values = np.zeros((block_rows, b, slots, b), dtype=data.dtype)
+    row_of = np.repeat(np.arange(block_rows), counts)
+    slot_of = np.arange(len(indices)) - indptr[row_of]
+    col_ind[row_of, slot_of] = indices
+    values[row_of, :, slot_of, :] = data
+    return col_ind, values.reshape(rows, slots * b), slots * b
+
+
+BSR = Implementation(name="cusparse.bsr", role="sparse", label="cuSPARSE BSR", prepare=_prepare(_FORMAT_BSR))
+BLOCKED_ELL = Implementation(name="cusparse.blocked_ell", role="sparse", label="cuSPARSE Blocked-ELL",
+                             prepare=_prepare(_FORMAT_BLOCKED_ELL))

@@ -1,0 +1,93 @@
+"""GPU peers through PyTorch (imported only when a case runs on CUDA): dense cuBLAS
+(torch.matmul), torch's sparse BSR tensor `A_bsr @ B`, and torch's Triton kernel
+torch.sparse._triton_ops.bsr_dense_mm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import Unavailable
+from ..impl import Implementation, Prepared
+
+
+def set_f32_mode(torch, precision: str) -> None:
+    """Peers run float32 cases in the same mode as ours: IEEE for exact, tf32 when asked."""
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+
+
+def _op_bsr_arrays(ops, set_index: int):
+    """op(A) as BSR arrays (indptr, indices, data): transposed through scipy when asked."""
+    a = ops.scipy_a(set_index, np.float64 if ops.case.dtype == "float64" else np.float32)
+    if ops.case.transpose_a:
+        a = a.T.tobsr(blocksize=(ops.case.block[1], ops.case.block[0]))
+    a.sort_indices()
+    return a.indptr, a.indices, a.data
+
+
+def torch_bsr(ops, backend, set_index: int):
+    torch = backend.torch
+    indptr, indices, data = _op_bsr_arrays(ops, set_index)
+    return torch.sparse_bsr_tensor(
+        torch.from_numpy(indptr.astype(np.int64)).to(backend.dev),
+        torch.from_numpy(indices.astype(np.int64)).to(backend.dev),
+        backend.array(np.ascontiguousarray(data), ops.case.dtype),
+        size=(ops.case.m, ops.case.k),
+    )
+
+
+def _prepare_dense(ops, backend, context) -> Prepared:
+    torch = backend.torch
+    case = ops.case
+    set_f32_mode(torch, case.precision)
+    dense = [backend.array(ops.dense_op_a(s.index, np.float64), case.dtype) for s in ops.sets]
+    b = context["b"]
+    outs = [backend.empty((case.m, case.n), case.dtype, case.layout_c) for _ in ops.sets]
+
+    def run(i: int) -> None:
+        if case.layout_c == "col":
+            # C col-major is C^T row-major: C^T = B^T A^T, one cuBLAS call either way.
+            torch.matmul(b[i].t(), dense[i].t(), out=outs[i].t())
+        else:
+            torch.matmul(dense[i], b[i], out=outs[i])
+
+    return Prepared(run=run, result=lambda i: outs[i], poison=lambda i: backend.poison(outs[i]),
+                    notes=["op(A) as a dense tensor (cuBLAS)"])
+
+
+def _prepare_bsr(ops, backend, context) -> Prepared:
+    torch = backend.torch
+    set_f32_mode(torch, ops.case.precision)
+    mats = [torch_bsr(ops, backend, s.index) for s in ops.sets]
+    b = context["b"]
+    outs: list = [None] * len(ops.sets)
+
+    def run(i: int) -> None:
+        outs[i] = mats[i] @ b[i]
+
+    notes = ["output allocated by each call"] + (["A^T formed before timing"] if ops.case.transpose_a else [])
+    return Prepared(run=run, result=lambda i: outs[i], notes=notes)
+
+
+def _prepare_triton(ops, backend, context) -> Prepared:
+    torch = backend.torch
+    case = ops.case
+    try:
+        from torch.sparse._triton_ops import bsr_dense_mm
+    except Exception as e:
+        raise Unavailable(f"torch.sparse._triton_ops.bsr_dense_mm not importable: {e}") from e
+    set_f32_mode(torch, case.precision)
+    mats = [torch_bsr(ops, backend, s.index) for s in ops.sets]
+    b = context["b"]
+    outs = [backend.empty((case.m, case.n), case.dtype, "row") for _ in ops.sets]
+
+    def run(i: int) -> None:
+        bsr_dense_mm(mats[i], b[i], out=outs[i])
+
+    notes = ["output row-major"] + (["A^T formed before timing"] if case.transpose_a else [])
+    return Prepared(run=run, result=lambda i: outs[i], poison=lambda i: backend.poison(outs[i]), notes=notes)
+
+
+TORCH_DENSE = Implementation(name="torch.dense", role="dense", label="cuBLAS dense", prepare=_prepare_dense)
+TORCH_BSR = Implementation(name="torch.bsr", role="sparse", label="torch BSR @", prepare=_prepare_bsr)
+TORCH_BSR_TRITON = Implementation(name="torch.bsr_dense_mm", role="sparse", label="torch bsr_dense_mm", prepare=_prepare_triton)

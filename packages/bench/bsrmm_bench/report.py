@@ -1,0 +1,212 @@
+"""`report`: a result JSON -> report.md, report.html and three plots (PNG and SVG):
+effective rate vs density per block size, speed-up over the best sparse peer, and speed-up over
+the dense GEMM of the same problem."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from . import table
+
+PLOTS = {
+    "rate_vs_density": "Effective rate vs density, per block size",
+    "speedup_best_peer": "Speed-up of bsrmm over the best sparse peer",
+    "speedup_dense": "Speed-up of bsrmm over the dense GEMM of the same problem",
+}
+
+
+def default_dir(result_path: Path) -> Path:
+    return result_path.parent / f"report-{result_path.stem}"
+
+
+def write(doc: dict, out_dir: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display on CI or the GPU machine
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "rate_vs_density": plot_rate_vs_density(doc),
+        "speedup_best_peer": plot_speedups(doc, "speedup_vs_best_peer", "x over the best sparse peer", [(1.0, "parity"), (1.5, "target 1.5x")]),
+        "speedup_dense": plot_speedups(doc, "speedup_vs_dense", "x over dense GEMM (same problem)", [(1.0, "parity"), (0.95, "floor 0.95x")]),
+    }
+    for name, fig in figures.items():
+        for ext in ("png", "svg"):
+            fig.savefig(out_dir / f"{name}.{ext}", dpi=130, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    for fig in figures.values():
+        plt.close(fig)
+    (out_dir / "report.md").write_text(markdown(doc))
+    (out_dir / "report.html").write_text(html_page(doc, out_dir))
+    return out_dir
+
+
+def families(doc: dict) -> dict:
+    """Cases that differ only in block size and density, keyed by everything else:
+    {family label: {block label: [(density, record), ...]}} for families with a density sweep."""
+    groups: dict = defaultdict(lambda: defaultdict(list))
+    for record in doc["cases"]:
+        c = record["case"]
+        if "density" not in c["pattern"]:
+            continue
+        rest = {k: v for k, v in c["pattern"].items() if k != "density"}
+        prec = c["dtype"] + ("-tf32" if c["dtype"] == "float32" and c["f32_mode"] == "tf32" else "")
+        label = f"{record['device']} {prec} {c['m']}x{c['k']}x{c['n']} " + " ".join(
+            [rest.pop("kind")] + [f"{k}={v}" for k, v in sorted(rest.items())]
+        )
+        if c["layout_b"] != "row" or c["layout_c"] != "row" or c["transpose_a"]:
+            label += f" {c['layout_b'][0]}{c['layout_c'][0]}" + (" A^T" if c["transpose_a"] else "")
+        bh, bw = c["block"]
+        groups[label][f"{bh}" if bh == bw else f"{bh}x{bw}"].append((c["pattern"]["density"], record))
+    return {
+        fam: {blk: sorted(points, key=lambda p: p[0]) for blk, points in blocks.items()}
+        for fam, blocks in groups.items()
+        if any(len(points) >= 2 for points in blocks.values())
+    }
+
+
+def plot_rate_vs_density(doc: dict):
+    import matplotlib.pyplot as plt
+
+    fams = families(doc)
+    if not fams:
+        return _placeholder("No density sweep in this run (every case has a single density)")
+    fig, axes = plt.subplots(len(fams), 1, figsize=(8, 4.2 * len(fams)), squeeze=False)
+    for ax, (fam, blocks) in zip(axes[:, 0], fams.items()):
+        device = fam.split()[0]
+        unit, scale = table.rate_unit(device)
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for color, (block, points) in zip(colors * 4, sorted(blocks.items(), key=lambda kv: _block_key(kv[0]))):
+            d = [p[0] for p in points]
+            ours = [_rate(r, "ours", scale) for _, r in points]
+            peer = [_best_peer_rate(r, scale) for _, r in points]
+            dense = [_rate(r, "dense", scale) for _, r in points]
+            ax.plot(d, ours, "-o", color=color, lw=2, label=f"b{block} bsrmm")
+            ax.plot(d, peer, "--s", color=color, lw=1.2, ms=4, alpha=0.8, label=f"b{block} best sparse peer")
+            ax.plot(d, dense, ":", color=color, lw=1, alpha=0.7, label=f"b{block} dense GEMM (same nnz work)")
+        ax.set_xscale("log")
+        densities = sorted({p[0] for pts in blocks.values() for p in pts})
+        ax.set_xticks(densities)
+        ax.set_xticklabels([f"{x:g}" for x in densities])
+        ax.minorticks_off()
+        ax.set_xlabel("block density")
+        ax.set_ylabel(f"effective {unit} (2 nnzb bh bw N / t)")
+        ax.set_title(fam, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7, ncol=2, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_speedups(doc: dict, key: str, xlabel: str, lines: list[tuple[float, str]]):
+    import matplotlib.pyplot as plt
+
+    points = [(r["id"], r["summary"][key]) for r in doc["cases"] if r.get("summary", {}).get(key)]
+    if not points:
+        return _placeholder("No case has both a bsrmm time and a peer time to compare\n(bsrmm or the peers missing in this run)")
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(points)))
+    labels = [p[0] for p in points][::-1]
+    values = [p[1] for p in points][::-1]
+    colors = ["#2a9d8f" if v >= 1.0 else "#e76f51" for v in values]
+    ax.barh(range(len(values)), values, color=colors)
+    ax.set_yticks(range(len(values)))
+    ax.set_yticklabels(labels, fontsize=7)
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.2f}", va="center", fontsize=7)
+    for x, name in lines:
+        ax.axvline(x, color="black" if x == 1.0 else "gray", ls="-" if x == 1.0 else "--", lw=1)
+        ax.text(x, len(values) - 0.4, f" {name}", fontsize=7, color="gray", va="bottom")
+    ax.set_xlabel(xlabel)
+    ax.set_xlim(0, max(values + [x for x, _ in lines]) * 1.15)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def markdown(doc: dict) -> str:
+    env = doc.get("environment", {})
+    gpu = env.get("gpu", {})
+    versions = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items() if v)
+    lines = [
+        f"# bsrmm benchmark: suite `{doc['suite']}`",
+        "",
+        f"- started {doc['started']}, finished {doc.get('finished') or '(unfinished)'}; filter `{doc.get('filter')}`",
+        f"- CPU: {env.get('cpu_model')} ({env.get('cpu_affinity') or env.get('cpu_count')} threads usable)",
+    ]
+    if gpu:
+        smi = gpu.get("nvidia_smi", {})
+        lines.append(f"- GPU: {gpu.get('name')} (sm {gpu.get('capability')}, {gpu.get('sm_count')} SMs), driver "
+                     f"{smi.get('driver_version')}, CUDA {gpu.get('cuda_runtime')}, SM clock {smi.get('clocks.sm')} / "
+                     f"max {smi.get('clocks.max.sm')} MHz")
+    lines += [f"- versions: {versions}", f"- git commit: {env.get('git_commit')}", ""]
+    lines += [
+        "Times are medians; effective rate = 2 * nnzb * bh * bw * N / time. Every output was checked "
+        "against a float64 reference before timing (see each case's `reference` in the JSON). "
+        "x best peer = best sparse peer's time / bsrmm's; x dense = dense GEMM's time / bsrmm's.",
+        "",
+        table.markdown(doc),
+    ]
+    for skipped in doc.get("skipped", []):
+        lines.append(f"Skipped {len(skipped['cases'])} {skipped['device']} case(s): {skipped['reason']}\n")
+    for name, title in PLOTS.items():
+        lines += [f"## {title}", "", f"![{title}]({name}.png)", ""]
+    return "\n".join(lines)
+
+
+def html_page(doc: dict, out_dir: Path) -> str:
+    body = []
+    for device in ("cpu", "cuda"):
+        header, rows, notes = table.rows_for(doc, device)
+        if not rows:
+            continue
+        body.append(f"<h2>{device}</h2><table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+        for r in rows:
+            body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
+        body.append("</table>")
+        if notes:
+            body.append("<ol>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ol>")
+    for skipped in doc.get("skipped", []):
+        body.append(f"<p>Skipped {len(skipped['cases'])} {skipped['device']} case(s): {html.escape(skipped['reason'])}</p>")
+    for name, title in PLOTS.items():
+        svg = (out_dir / f"{name}.svg").read_text()
+        body.append(f"<h2>{html.escape(title)}</h2><div class='plot'>{svg[svg.index('<svg'):]}</div>")
+    env = html.escape(json.dumps(doc.get("environment", {}), indent=1))
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>bsrmm benchmark: {html.escape(doc['suite'])}</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1400px}} table{{border-collapse:collapse;font-size:12px}}
+td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}} td:first-child{{text-align:left;font-family:monospace}}
+.plot svg{{max-width:100%;height:auto}} pre{{background:#f6f6f6;padding:1em;font-size:11px}}</style></head>
+<body><h1>bsrmm benchmark: suite {html.escape(doc['suite'])}</h1>
+<p>Started {html.escape(doc['started'])}. Times are medians; effective rate = 2 nnzb bh bw N / time; every output
+checked against a float64 reference before timing.</p>
+{''.join(body)}
+<h2>Environment</h2><pre>{env}</pre></body></html>
+"""
+
+
+def _rate(record: dict, role: str, scale: float):
+    r = next((x for x in record["results"] if x["role"] == role and x["status"] == "ok"), None)
+    return r["tflops"] * scale if r else float("nan")
+
+
+def _best_peer_rate(record: dict, scale: float):
+    best = record.get("summary", {}).get("best_peer")
+    r = next((x for x in record["results"] if x["impl"] == best), None)
+    return r["tflops"] * scale if r else float("nan")
+
+
+def _block_key(label: str):
+    return tuple(int(x) for x in label.split("x"))
+
+
+def _placeholder(message: str):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 2))
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11)
+    ax.set_axis_off()
+    return fig

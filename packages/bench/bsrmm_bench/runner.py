@@ -1,0 +1,246 @@
+"""Runs a suite: for every case and device, builds the operands once, computes the float64
+reference, then checks and times ours and every peer on the same operands. The result document
+(RESULTS.md) is rewritten after each case, so a run cut short still leaves its finished cases."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+from . import cases as cases_mod
+from . import env, operands, ours, peers, timing
+from .backends import Unavailable, make_backend
+from .impl import Implementation
+
+SCHEMA = "bsrmm-bench/result"
+SCHEMA_VERSION = 1
+
+
+def select(cases: list[cases_mod.Case], pattern: str | None) -> list[cases_mod.Case]:
+    """Cases whose id matches the regular expression `pattern` (search, not full match)."""
+    if not pattern:
+        return cases
+    rx = re.compile(pattern)
+    return [c for c in cases if rx.search(c.id)]
+
+
+def cuda_status() -> str | None:
+    """None when CUDA cases can run here, else why not."""
+    try:
+        import torch
+    except Exception as e:
+        return f"torch is not importable ({type(e).__name__}: {e}); GPU peers and timing need it"
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    return None
+
+
+def run_suite(
+    suite: str,
+    *,
+    out_dir: Path,
+    devices: list[str] | None = None,
+    case_filter: str | None = None,
+    tuning: str = "auto",
+    cpu_budget: timing.Budget = timing.CPU_BUDGET,
+    gpu_budget: timing.Budget = timing.GPU_BUDGET,
+    log=None,
+    cases_dir: Path = cases_mod.CASES_DIR,
+    implementations=None,
+) -> tuple[dict, Path]:
+    """Runs the suite and returns (result document, path of its JSON file).
+    `implementations(device)` overrides the list [ours] + peers (tests use it)."""
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    selected = select(cases_mod.load_suite(suite, cases_dir), case_filter)
+    wanted = devices or list(cases_mod.DEVICES)
+    started = _dt.datetime.now(_dt.timezone.utc)
+    doc = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "suite": suite,
+        "filter": case_filter,
+        "devices": wanted,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": None,
+        "settings": {"tuning": tuning, "cpu_budget": cpu_budget.__dict__, "gpu_budget": gpu_budget.__dict__,
+                     "tolerance": cases_mod.TOLERANCE},
+        "environment": env.capture("cuda" if "cuda" in wanted and cuda_status() is None else "cpu"),
+        "skipped": [],
+        "cases": [],
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"bench-{suite}-{started.strftime('%Y%m%d-%H%M%S')}.json"
+
+    plan = []
+    for device in wanted:
+        on_device = [c for c in selected if device in c.devices]
+        why_not = cuda_status() if device == "cuda" else None
+        if why_not and on_device:
+            doc["skipped"].append({"device": device, "cases": [c.id for c in on_device], "reason": why_not})
+            log(f"skipping {len(on_device)} {device} case(s): {why_not}")
+            continue
+        plan += [(device, c) for c in on_device]
+    if not plan:
+        log(f"suite {suite!r}: no case to run (filter {case_filter!r}, devices {wanted})")
+
+    backends: dict = {}
+    b_cache: dict = {}
+    for position, (device, case) in enumerate(plan, start=1):
+        if device not in backends:
+            backends[device] = make_backend(device, cpu_budget, gpu_budget)
+        impls = implementations(device) if implementations else [ours.OURS] + peers.for_device(device)
+        log(f"[{position}/{len(plan)}] {device} {case.id}")
+        t0 = time.perf_counter()
+        record = run_case(case, backends[device], impls, tuning=tuning, log=log, b_cache=b_cache)
+        record["seconds"] = round(time.perf_counter() - t0, 3)
+        doc["cases"].append(record)
+        log("    " + progress_line(record))
+        _write(doc, path)
+
+    if "cuda" in backends:
+        doc["environment"]["gpu_after"] = env.gpu_info().get("nvidia_smi")
+    doc["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    _write(doc, path)
+    return doc, path
+
+
+def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto", log=print, b_cache=None) -> dict:
+    ops = operands.build(case, sets=1, b_cache=b_cache)
+    sets = backend.rotation_sets(ops.bytes_per_set())
+    operands.add_sets(ops, sets, b_cache)
+    rows = operands.reference_rows(ops, backend.full_flop_limit)
+    record = {
+        "id": case.id,
+        "device": backend.device,
+        "case": case.to_json(),
+        "operands": {
+            "nnzb": ops.nnzb,
+            "density": ops.pattern.density,
+            "row_blocks_min": int(ops.pattern.row_counts.min(initial=0)),
+            "row_blocks_max": int(ops.pattern.row_counts.max(initial=0)),
+            "flops": ops.flops,
+            "dense_flops": ops.dense_flops,
+            "bytes_per_set": ops.bytes_per_set(),
+            "rotation_sets": sets,
+        },
+        "reference": {
+            "rows_checked": int(rows.size),
+            "rows_total": case.m,
+            "method": ("float64 op(A) @ B on the GPU (cuBLAS DGEMM)" if backend.device == "cuda" else "float64 op(A) @ B on the host (numpy BLAS)")
+            + ("" if rows.size == case.m else "; rows sampled: whole block rows incl. first, last, longest, shortest, then evenly spaced")
+            + "; every output element also checked for NaN/Inf (outputs are NaN-poisoned before the checked run)",
+            "tolerance": case.tolerance,
+        },
+        "results": [],
+    }
+    try:
+        context = {"b": [backend.array(s.b, case.dtype, case.layout_b) for s in ops.sets], "tuning": tuning}
+        ref = backend.reference(ops, rows)
+    except Unavailable as e:  # e.g. bfloat16 on a host without ml_dtypes
+        record["results"] = [_result(impl, "unavailable", reason=str(e)) for impl in impls]
+        record["summary"] = summarize(record)
+        return record
+    for impl in impls:
+        record["results"].append(measure(impl, ops, backend, context, rows, ref))
+    record["summary"] = summarize(record)
+    ops.release()
+    context.clear()
+    if backend.device == "cuda":
+        backend.torch.cuda.empty_cache()
+    return record
+
+
+def measure(impl: Implementation, ops, backend, context: dict, rows, ref) -> dict:
+    """Prepare (untimed), one checked run on NaN-poisoned outputs, then timing if it was right."""
+    case = ops.case
+    try:
+        prepared = impl.prepare(ops, backend, context)
+    except Unavailable as e:
+        return _result(impl, "unavailable", reason=str(e))
+    except Exception as e:
+        return _result(impl, "failed", reason=f"prepare: {type(e).__name__}: {e}")
+    try:
+        try:
+            if prepared.poison:
+                prepared.poison(0)
+            prepared.run(0)
+            backend.synchronize()
+            out = prepared.result(0)
+            if tuple(out.shape) != (case.m, case.n):
+                return _result(impl, "failed", reason=f"output shape {tuple(out.shape)}, expected {(case.m, case.n)}")
+            check = backend.check(out, rows, ref)
+        except Exception as e:
+            return _result(impl, "failed", reason=f"run: {type(e).__name__}: {e}", notes=prepared.notes)
+        base = dict(error=check["error"], non_finite=check["non_finite"], notes=prepared.notes,
+                    variant=_safe(prepared.variant))
+        if check["non_finite"]:
+            return _result(impl, "wrong", reason=f"{check['non_finite']} output element(s) NaN/Inf (unwritten or not finite)", **base)
+        if not check["error"] <= case.tolerance:
+            return _result(impl, "wrong", reason=f"relative error {check['error']:.3g} > tolerance {case.tolerance:g}", **base)
+        try:
+            stats = backend.time(prepared.run, len(ops.sets))
+        except Exception as e:
+            return _result(impl, "failed", reason=f"timing: {type(e).__name__}: {e}", **base)
+        base["variant"] = _safe(prepared.variant)
+        return _result(impl, "ok", time_ms=stats, tflops=ops.flops / (stats["median"] * 1e-3) / 1e12, **base)
+    finally:
+        try:
+            prepared.close()
+        except Exception:
+            pass
+
+
+def summarize(record: dict) -> dict:
+    """Best sparse peer, speed-ups of ours over it and over the dense peer (medians)."""
+    ok = {r["impl"]: r for r in record["results"] if r["status"] == "ok"}
+    mine = next((r for r in ok.values() if r["role"] == "ours"), None)
+    sparse = [r for r in ok.values() if r["role"] == "sparse"]
+    dense = next((r for r in ok.values() if r["role"] == "dense"), None)
+    best = min(sparse, key=lambda r: r["time_ms"]["median"], default=None)
+    out = {"best_peer": best["impl"] if best else None, "best_peer_ms": best["time_ms"]["median"] if best else None,
+           "dense_peer": dense["impl"] if dense else None, "dense_ms": dense["time_ms"]["median"] if dense else None,
+           "ours_ms": mine["time_ms"]["median"] if mine else None, "speedup_vs_best_peer": None, "speedup_vs_dense": None}
+    if mine and best:
+        out["speedup_vs_best_peer"] = best["time_ms"]["median"] / mine["time_ms"]["median"]
+    if mine and dense:
+        out["speedup_vs_dense"] = dense["time_ms"]["median"] / mine["time_ms"]["median"]
+    return out
+
+
+def progress_line(record: dict) -> str:
+    parts = []
+    for r in record["results"]:
+        if r["status"] == "ok":
+            parts.append(f"{r['impl']} {r['time_ms']['median']:.3g} ms")
+        else:
+            parts.append(f"{r['impl']} {r['status']}")
+    s = record.get("summary", {}).get("speedup_vs_best_peer")
+    tail = f"  -> {s:.2f}x best peer" if s else ""
+    return " | ".join(parts) + tail + f"  ({record.get('seconds', 0):.1f} s)"
+
+
+def _result(impl: Implementation, status: str, **fields) -> dict:
+    out = {"impl": impl.name, "label": impl.label, "role": impl.role, "status": status, "reason": None,
+           "error": None, "non_finite": None, "time_ms": None, "tflops": None, "variant": None, "notes": []}
+    out.update(fields)
+    if isinstance(out["error"], float) and not math.isfinite(out["error"]):
+        out["error"] = None  # JSON has no inf; non_finite says why
+    return out
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception:
+        return None
+
+
+def _write(doc: dict, path: Path) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    tmp.replace(path)

@@ -1,0 +1,91 @@
+"""The terminal table printed at the end of a run (and embedded in the markdown report)."""
+
+from __future__ import annotations
+
+_STATUS_MARK = {"unavailable": "n/a", "failed": "FAILED", "wrong": "WRONG"}
+
+
+def rate_unit(device: str) -> tuple[str, float]:
+    """Effective rate unit: TFLOP/s on GPUs, GFLOP/s on the host."""
+    return ("TFLOP/s", 1.0) if device == "cuda" else ("GFLOP/s", 1e3)
+
+
+def rows_for(doc: dict, device: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """Header, rows and footnotes (one per distinct reason) for one device's cases."""
+    records = [r for r in doc["cases"] if r["device"] == device]
+    unit, scale = rate_unit(device)
+    peer_names: list[str] = []
+    labels: dict[str, str] = {}
+    for record in records:
+        for r in record["results"]:
+            if r["role"] != "ours" and r["impl"] not in peer_names:
+                peer_names.append(r["impl"])
+                labels[r["impl"]] = r["label"]
+    header = ["case", "ours ms", f"ours {unit}"] + [f"{labels[p]} ms" for p in peer_names] + [
+        "x best peer", "x dense", "variant", "ours error"]
+    notes: list[str] = []
+
+    def mark(r: dict) -> str:
+        if r["status"] == "ok":
+            return f"{r['time_ms']['median']:.3f}"
+        note = f"{r['label']}: {r['reason']}"
+        if note not in notes:
+            notes.append(note)
+        return f"{_STATUS_MARK.get(r['status'], r['status'])} [{notes.index(note) + 1}]"
+
+    rows = []
+    for record in records:
+        by_name = {r["impl"]: r for r in record["results"]}
+        mine = next((r for r in record["results"] if r["role"] == "ours"), None)
+        summary = record.get("summary", {})
+        row = [record["id"]]
+        if mine is None:
+            row += ["-", "-"]
+        else:
+            row.append(mark(mine))
+            row.append(f"{mine['tflops'] * scale:.1f}" if mine["status"] == "ok" else "-")
+        row += [mark(by_name[p]) if p in by_name else "-" for p in peer_names]
+        s, d = summary.get("speedup_vs_best_peer"), summary.get("speedup_vs_dense")
+        row.append(f"{s:.2f}" if s else "-")
+        row.append(f"{d:.2f}" if d else "-")
+        row.append((mine or {}).get("variant") or "-")
+        err = (mine or {}).get("error")
+        row.append(f"{err:.1e}" if err is not None else "-")
+        rows.append(row)
+    return header, rows, notes
+
+
+def render(doc: dict) -> str:
+    out = []
+    for device in ("cpu", "cuda"):
+        header, rows, notes = rows_for(doc, device)
+        if not rows:
+            continue
+        out.append(f"{device}: {len(rows)} case(s), times are medians")
+        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        out.append(line(header))
+        out.append("  ".join("-" * w for w in widths))
+        out += [line(r) for r in rows]
+        out += [f"  [{i}] {n}" for i, n in enumerate(notes, start=1)]
+        out.append("")
+    for skipped in doc.get("skipped", []):
+        out.append(f"skipped {len(skipped['cases'])} {skipped['device']} case(s): {skipped['reason']}")
+    return "\n".join(out)
+
+
+def markdown(doc: dict) -> str:
+    out = []
+    for device in ("cpu", "cuda"):
+        header, rows, notes = rows_for(doc, device)
+        if not rows:
+            continue
+        out.append(f"### {device}\n")
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "|".join("---" for _ in header) + "|")
+        out += ["| " + " | ".join(f"`{c}`" if i == 0 else c for i, c in enumerate(r)) + " |" for r in rows]
+        if notes:
+            out.append("")
+            out += [f"{i}. {n}" for i, n in enumerate(notes, start=1)]
+        out.append("")
+    return "\n".join(out)
