@@ -63,6 +63,8 @@ class Operands:
 
     def dense_op_a(self, set_index: int = 0, dtype=np.float64, rows: np.ndarray | None = None) -> np.ndarray:
         """op(A) as a dense array (only `rows` of it when given)."""
+        if rows is not None and rows.size == self.case.m and np.array_equal(rows, np.arange(self.case.m)):
+            rows = None
         if rows is None and dtype == np.float64:
             if set_index not in self._dense64:
                 self._dense64[set_index] = self._dense_rows(set_index, np.float64, None)
