@@ -1,0 +1,26 @@
+// What the extension's translation units share: one bind_* per concept, and the pointer
+// convention. The Python layer (src/bsrmm) resolves every array protocol to a raw address, so
+// addresses cross this boundary as plain integers; _core is private and never sees an array.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+namespace bsrmm_python {
+
+namespace py = pybind11;
+
+using Address = std::uintptr_t;
+
+inline void* to_pointer(Address address) { return reinterpret_cast<void*>(address); }
+
+void bind_errors(py::module_& m);   // errors.cpp: bsrmm::Error -> bsrmm.Error subclasses
+void bind_library(py::module_& m);  // library.cpp: version, ABI constants, CUDA queries, variants
+void bind_context(py::module_& m);  // context.cpp: bsrmm::Context
+void bind_dense(py::module_& m);    // dense.cpp: the bsrmm_dense descriptor
+void bind_matrix(py::module_& m);   // matrix.cpp: bsrmm::Matrix
+void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul
+void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules
+
+}  // namespace bsrmm_python

@@ -1,0 +1,69 @@
+// bsrmm::Matrix as _core.Matrix. The Python layer has already checked every array's length
+// against the shape it passes here: the core reads exactly that many elements at each address.
+#include "bindings.hpp"
+
+#include <bsrmm/bsrmm.hpp>
+
+namespace bsrmm_python {
+
+void bind_matrix(py::module_& m) {
+  using bsrmm::Context;
+  using bsrmm::Matrix;
+  using release_gil = py::call_guard<py::gil_scoped_release>;
+
+  py::class_<bsrmm_matrix_info>(m, "MatrixInfo")
+      .def_readonly("rows", &bsrmm_matrix_info::rows)
+      .def_readonly("cols", &bsrmm_matrix_info::cols)
+      .def_readonly("block_height", &bsrmm_matrix_info::block_height)
+      .def_readonly("block_width", &bsrmm_matrix_info::block_width)
+      .def_readonly("nnzb", &bsrmm_matrix_info::nnzb)
+      .def_property_readonly("dtype",
+                             [](const bsrmm_matrix_info& i) { return static_cast<int>(i.dtype); })
+      .def_property_readonly(
+          "device_type", [](const bsrmm_matrix_info& i) { return static_cast<int>(i.device.type); })
+      .def_property_readonly("device_ordinal",
+                             [](const bsrmm_matrix_info& i) { return i.device.ordinal; });
+
+  // A matrix does not refer to the context that made it (the core copies its device and stream
+  // out), so no keep_alive: matrices may outlive their contexts.
+  py::class_<Matrix>(m, "Matrix")
+      .def_static(
+          "create",
+          [](Context& ctx, int64_t rows, int64_t cols, int32_t block_height, int32_t block_width,
+             int64_t nnzb, Address row_ptr, Address col_idx, int index_type, Address values,
+             int dtype, int device_type, int device_ordinal, unsigned flags) {
+            const bsrmm_bsr_desc desc{rows,
+                                      cols,
+                                      block_height,
+                                      block_width,
+                                      nnzb,
+                                      to_pointer(row_ptr),
+                                      to_pointer(col_idx),
+                                      static_cast<bsrmm_index_type>(index_type),
+                                      to_pointer(values),
+                                      static_cast<bsrmm_dtype>(dtype),
+                                      bsrmm_device{static_cast<bsrmm_device_type>(device_type),
+                                                   device_ordinal}};
+            return Matrix(ctx, desc, flags);
+          },
+          py::arg("ctx"), py::arg("rows"), py::arg("cols"), py::arg("block_height"),
+          py::arg("block_width"), py::arg("nnzb"), py::arg("row_ptr"), py::arg("col_idx"),
+          py::arg("index_type"), py::arg("values"), py::arg("dtype"), py::arg("device_type"),
+          py::arg("device_ordinal"), py::arg("flags"), release_gil())
+      .def_static("from_dense", &Matrix::from_dense, py::arg("ctx"), py::arg("dense"),
+                  py::arg("block_height"), py::arg("block_width"), release_gil())
+      .def("info", &Matrix::info)
+      .def(
+          "export_to",
+          [](const Matrix& matrix, int index_type, Address row_ptr, Address col_idx,
+             Address values) {
+            matrix.export_to(static_cast<bsrmm_index_type>(index_type), to_pointer(row_ptr),
+                             to_pointer(col_idx), to_pointer(values));
+          },
+          py::arg("index_type"), py::arg("row_ptr"), py::arg("col_idx"), py::arg("values"),
+          release_gil())
+      .def("to_dense", &Matrix::to_dense, py::arg("ctx"), py::arg("out"), release_gil())
+      .def("copy_to", &Matrix::copy_to, py::arg("ctx"), release_gil());
+}
+
+}  // namespace bsrmm_python

@@ -1,0 +1,13 @@
+// The bsrmm._core extension: a translation layer over the C ABI (bsrmm.hpp), nothing more.
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Private bindings of the bsrmm C ABI; use the bsrmm package instead.";
+  bsrmm_python::bind_errors(m);
+  bsrmm_python::bind_library(m);
+  bsrmm_python::bind_context(m);
+  bsrmm_python::bind_dense(m);
+  bsrmm_python::bind_matrix(m);
+  bsrmm_python::bind_matmul(m);
+  bsrmm_python::bind_dlpack(m);
+}

@@ -1,0 +1,62 @@
+"""bsrmm: block-sparse (BSR) x dense matrix multiply, on NVIDIA GPUs and on the CPU.
+
+    C = alpha * op(A) @ B + beta * C  (+ bias per row of C, activation)
+
+A is a :class:`BsrMatrix`; B and C are numpy, torch, cupy or any DLPack /
+``__cuda_array_interface__`` arrays, used in place.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from . import _core
+from ._context import Context, default_context
+from ._devices import cuda_available, cuda_device_count, cuda_unavailable_reason
+from ._errors import (
+    CudaError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    IoError,
+    NoDeviceError,
+    OutOfMemoryError,
+    UnsupportedError,
+)
+from ._matmul import matmul
+from ._matrix import BsrMatrix, TransposedBsrMatrix
+
+__version__: str = _core.package_version
+
+
+def core_version() -> str:
+    """The version of the C library this package was built with."""
+    return _core.core_version()
+
+
+def variants() -> List[str]:
+    """Kernel variants compiled into this build (CPU ones included), named CUTLASS-style."""
+    return list(_core.variants())
+
+
+__all__ = [
+    "BsrMatrix",
+    "Context",
+    "CudaError",
+    "Error",
+    "InternalError",
+    "InvalidArgumentError",
+    "IoError",
+    "NoDeviceError",
+    "OutOfMemoryError",
+    "TransposedBsrMatrix",
+    "UnsupportedError",
+    "__version__",
+    "core_version",
+    "cuda_available",
+    "cuda_device_count",
+    "cuda_unavailable_reason",
+    "default_context",
+    "matmul",
+    "variants",
+]

@@ -1,0 +1,155 @@
+"""bsrmm.Context: a device plus how to use it (stream, CPU threads, f32 mode, tuning, forced
+variant). A context serialises its calls with a lock, so one may be shared across threads; the
+GIL is released inside every call, so threads with their own contexts run in parallel."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, Optional
+
+from . import _core, _streams
+from ._devices import Device, device_name, is_cuda, parse_device
+from ._errors import InvalidArgumentError
+
+_F32_MODES = {"exact": _core.F32_EXACT, "tf32": _core.F32_TF32}
+_TUNING_MODES = {"off": _core.TUNING_OFF, "auto": _core.TUNING_AUTO, "force": _core.TUNING_FORCE}
+
+
+def _choice(value: Any, choices: Dict[str, int], argument: str) -> int:
+    if isinstance(value, str) and value in choices:
+        return choices[value]
+    names = ", ".join(repr(name) for name in choices)
+    raise InvalidArgumentError(f"{argument} must be one of {names}; got {value!r}")
+
+
+class Context:
+    """Where and how bsrmm runs.
+
+    ``device``: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``num_threads``: CPU worker threads
+    (0 = one per hardware thread). ``f32_mode``: ``"exact"`` (full f32 products) or ``"tf32"``
+    (tensor cores, ~1e-3 relative error). ``tuning``: ``"off"`` (heuristics), ``"auto"``
+    (measure once, cache) or ``"force"`` (always measure). ``variant``: force a kernel variant
+    by name (see :func:`bsrmm.variants`). ``stream``: for CUDA contexts, a stream every call
+    runs on; left as None, each call runs on the current stream of the caller's array library
+    (torch / cupy), else on the legacy default stream.
+    """
+
+    def __init__(
+        self,
+        device: Any = "cpu",
+        *,
+        num_threads: int = 0,
+        f32_mode: str = "exact",
+        tuning: str = "off",
+        variant: Optional[str] = None,
+        stream: Any = None,
+    ) -> None:
+        self._device: Device = parse_device(device)
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+            raise InvalidArgumentError(
+                f"num_threads must be an int >= 0 (0: one per hardware thread); got {num_threads!r}"
+            )
+        if variant is not None and not isinstance(variant, str):
+            raise InvalidArgumentError(f"variant must be a variant name or None; got {variant!r}")
+        f32_code = _choice(f32_mode, _F32_MODES, "f32_mode")
+        tuning_code = _choice(tuning, _TUNING_MODES, "tuning")
+
+        self._handle = _core.Context(*self._device)
+        if num_threads:
+            self._handle.set_num_threads(num_threads)
+        self._handle.set_f32_mode(f32_code)
+        self._handle.set_tuning_mode(tuning_code)
+        if variant:
+            self._handle.set_variant(variant)
+        self._num_threads = num_threads
+        self._f32_mode = f32_mode
+        self._tuning = tuning
+        self._variant = variant
+        self._lock = threading.Lock()
+        self._core_stream = 0  # what the core context is set to
+        self._explicit_stream: Optional[int] = None
+        if stream is not None:
+            self.stream = stream
+
+    @property
+    def device(self) -> str:
+        return device_name(self._device)
+
+    @property
+    def num_threads(self) -> int:
+        return self._num_threads
+
+    @property
+    def f32_mode(self) -> str:
+        return self._f32_mode
+
+    @property
+    def tuning(self) -> str:
+        return self._tuning
+
+    @property
+    def variant(self) -> Optional[str]:
+        return self._variant
+
+    @property
+    def last_variant(self) -> str:
+        """The kernel variant the last multiply on this context ran ("" before any)."""
+        return self._handle.last_variant()
+
+    @property
+    def stream(self) -> Optional[int]:
+        """The stream set on this context, or None when calls follow the caller's current stream."""
+        return self._explicit_stream
+
+    @stream.setter
+    def stream(self, stream: Any) -> None:
+        if not is_cuda(self._device):
+            raise InvalidArgumentError(f"stream: a {self.device} context has no CUDA stream")
+        self._explicit_stream = None if stream is None else _streams.stream_handle(stream)
+
+    def synchronize(self) -> None:
+        """Waits until the work queued on this context's stream is done (no-op on the CPU)."""
+        with self._lock:
+            self._handle.synchronize()
+
+    def __repr__(self) -> str:
+        return (
+            f"bsrmm.Context(device={self.device!r}, num_threads={self._num_threads}, "
+            f"f32_mode={self._f32_mode!r}, tuning={self._tuning!r}, variant={self._variant!r})"
+        )
+
+    def _stream_for(self, *arrays: Any) -> Optional[int]:
+        """The stream a call on these arrays runs on (None on the CPU)."""
+        if not is_cuda(self._device):
+            return None
+        if self._explicit_stream is not None:
+            return self._explicit_stream
+        for array in arrays:
+            stream = None if array is None else _streams.current_stream(array)
+            if stream is not None:
+                return stream
+        return 0
+
+    @contextmanager
+    def _session(self, stream: Optional[int]) -> Iterator[Any]:
+        """Holds the context for one call, on ``stream``; yields the core context."""
+        with self._lock:
+            if stream is not None and stream != self._core_stream:
+                self._handle.set_stream(stream)
+                self._core_stream = stream
+            yield self._handle
+
+
+_defaults: Dict[Device, Context] = {}
+_defaults_lock = threading.Lock()
+
+
+def default_context(device: Any = "cpu") -> Context:
+    """The shared context of a device, created on first use with default settings."""
+    key = parse_device(device)
+    with _defaults_lock:
+        context = _defaults.get(key)
+        if context is None:
+            context = _defaults[key] = Context(device_name(key))
+        return context

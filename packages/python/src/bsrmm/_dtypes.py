@@ -1,0 +1,79 @@
+"""Element types: the four value types the core computes with, the two index types, and their
+names in numpy (bfloat16 through ml_dtypes), torch, DLPack and __cuda_array_interface__.
+Array adapters describe every element type by its numpy-style name ("float32", "int64", ...);
+this module turns names into the core's codes and back."""
+
+from __future__ import annotations
+
+import sys
+from typing import Tuple
+
+import numpy as np
+
+from . import _core
+from ._errors import UnsupportedError
+
+VALUE_CODES = {
+    "float32": _core.DTYPE_F32,
+    "float16": _core.DTYPE_F16,
+    "bfloat16": _core.DTYPE_BF16,
+    "float64": _core.DTYPE_F64,
+}
+VALUE_NAMES = {code: name for name, code in VALUE_CODES.items()}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8}
+
+INDEX_CODES = {"int32": _core.INDEX_I32, "int64": _core.INDEX_I64}
+
+_SUPPORTED_VALUES = "float32, float16, bfloat16 or float64"
+
+# DLPack type codes (DLDataTypeCode) and the names they take here.
+_DLPACK_KINDS = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+
+
+def value_code(dtype_name: str, argument: str) -> int:
+    code = VALUE_CODES.get(dtype_name)
+    if code is None:
+        raise UnsupportedError(
+            f"{argument} has dtype {dtype_name}; bsrmm computes with {_SUPPORTED_VALUES}"
+        )
+    return code
+
+
+def index_code(dtype_name: str, argument: str) -> int:
+    code = INDEX_CODES.get(dtype_name)
+    if code is None:
+        raise UnsupportedError(f"{argument} has dtype {dtype_name}; indices must be int32 or int64")
+    return code
+
+
+def numpy_name(dtype: np.dtype) -> str:
+    """The name of a numpy dtype; ml_dtypes' bfloat16 is named "bfloat16" like everywhere else."""
+    return np.dtype(dtype).name
+
+
+def numpy_dtype(dtype_name: str) -> np.dtype:
+    """The numpy dtype for a value type; bfloat16 needs the ml_dtypes package."""
+    if dtype_name == "bfloat16":
+        ml_dtypes = sys.modules.get("ml_dtypes")
+        if ml_dtypes is None:
+            try:
+                import ml_dtypes  # noqa: F811 - imported only when a bfloat16 array is asked for
+            except ImportError:
+                raise UnsupportedError(
+                    "bfloat16 arrays in numpy need the ml_dtypes package (pip install ml_dtypes)"
+                ) from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype_name)
+
+
+def torch_name(torch_dtype: object) -> str:
+    """torch.float32 -> "float32" without importing torch."""
+    return str(torch_dtype).rsplit(".", 1)[-1]
+
+
+def dlpack_name(dtype: Tuple[int, int, int], argument: str) -> str:
+    code, bits, lanes = dtype
+    if lanes != 1:
+        raise UnsupportedError(f"{argument} has vector elements ({lanes} lanes); bsrmm reads scalars")
+    kind = _DLPACK_KINDS.get(code, f"dlpack_code{code}_")
+    return f"{kind}{bits}"

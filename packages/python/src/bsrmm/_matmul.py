@@ -1,0 +1,209 @@
+"""bsrmm.matmul: C = alpha * op(A) @ B + beta * C, then + bias (one value per row of C), then
+the activation. B, out and bias are used in place, whatever their array type; the result is
+``out``, or a new row-major array of B's type, dtype and device."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional, Tuple
+
+from . import _arrays, _core
+from ._context import Context, default_context
+from ._devices import device_name, same_device
+from ._errors import InvalidArgumentError, UnsupportedError
+from ._matrix import BsrMatrix, TransposedBsrMatrix
+
+_ACTIVATIONS = {
+    None: _core.ACTIVATION_NONE,
+    "none": _core.ACTIVATION_NONE,
+    "relu": _core.ACTIVATION_RELU,
+    "gelu": _core.ACTIVATION_GELU,
+    "silu": _core.ACTIVATION_SILU,
+}
+
+
+def matmul(
+    A: Any,
+    B: Any,
+    *,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    out: Any = None,
+    transpose_a: bool = False,
+    bias: Any = None,
+    activation: Optional[str] = None,
+    context: Optional[Context] = None,
+) -> Any:
+    """``out = activation(alpha * op(A) @ B + beta * out + bias)``.
+
+    A: a :class:`BsrMatrix` (or ``A.T``). B: 2-D (K, N), or 1-D (K,) for a vector result; numpy,
+    torch, cupy or any ``__dlpack__`` / ``__cuda_array_interface__`` array on A's device, row- or
+    column-major with any leading dimension (other layouts are refused, never copied).
+    out: (M, N) (or (M,)), written in place; with beta == 0 it is only written, so it may hold
+    anything. bias: 1-D, one value per row of C, out's dtype. activation: None, "relu", "gelu"
+    (tanh approximation) or "silu". On a GPU the call is queued on the caller's current stream
+    (see :class:`Context`) and returns without waiting.
+    """
+    a, transpose = _unwrap(A, transpose_a)
+    ctx = _context_for(a, context)
+    alpha, beta = _scalar(alpha, "alpha"), _scalar(beta, "beta")
+    if activation not in _ACTIVATIONS:
+        raise InvalidArgumentError(
+            f"activation must be None, 'relu', 'gelu' or 'silu'; got {activation!r}"
+        )
+    rows, inner = _op_shape(a, transpose)
+    stream = ctx._stream_for(B, out, bias)
+
+    b_view = _arrays.view(B, "B", stream=stream)
+    _check_device(b_view, "B", a)
+    b = _arrays.dense_operand(b_view, "B")
+    if b.rows != inner:
+        raise InvalidArgumentError(
+            f"B has {b.rows} rows but op(A) has {inner} columns (A is {a.shape[0]}x{a.shape[1]}"
+            f"{', transposed' if transpose else ''})"
+        )
+    result_shape = (rows,) if len(b_view.shape) == 1 else (rows, b.cols)
+    if out is None:
+        if beta != 0.0:
+            raise InvalidArgumentError(f"beta = {beta} scales an existing C: pass it as out=")
+        out = _arrays.empty_like(b_view, result_shape, "B")
+    c_view = _output_view(out, result_shape, a, stream, b_view)
+    c = _arrays.dense_operand(c_view, "out")
+    bias_view = _bias_view(bias, c, a, stream)
+    _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation])
+    return out
+
+
+def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
+    """``B @ op(A)`` (the ``@`` operator with the sparse matrix on the right), computed as
+    ``(op(A)^T @ B^T)^T``: both transposes are views of the same memory, nothing is copied."""
+    if _arrays.array_kind(B) is None:
+        return NotImplemented
+    ctx = default_context(a.device)
+    rows, inner = _op_shape(a, transpose)
+    stream = ctx._stream_for(B)
+    b_view = _arrays.view(B, "B", stream=stream)
+    if len(b_view.shape) == 1:  # v @ op(A) == op(A)^T @ v
+        return matmul(a, B, transpose_a=not transpose)
+    _check_device(b_view, "B", a)
+    b = _arrays.dense_operand(b_view, "B")
+    if b.cols != rows:
+        raise InvalidArgumentError(
+            f"B has {b.cols} columns but op(A) has {rows} rows (A is {a.shape[0]}x{a.shape[1]}"
+            f"{', transposed' if transpose else ''})"
+        )
+    out = _arrays.empty_like(b_view, (b.rows, inner), "B")
+    c = _arrays.dense_operand(_arrays.view(out, "out", stream=stream), "out")
+    _execute(
+        ctx, stream, a, not transpose, b.transposed(), c.transposed(), 1.0, 0.0, None,
+        _core.ACTIVATION_NONE,
+    )
+    return out
+
+
+def _execute(
+    ctx: Context,
+    stream: Optional[int],
+    a: BsrMatrix,
+    transpose: bool,
+    b: _arrays.DenseOperand,
+    c: _arrays.DenseOperand,
+    alpha: float,
+    beta: float,
+    bias: Optional[_arrays.ArrayView],
+    activation: int,
+) -> None:
+    if c.rows == 0 or c.cols == 0:
+        return
+    # A's device, not the views': a bare __cuda_array_interface__ names no ordinal.
+    device = a._device
+    with ctx._session(stream) as handle:
+        _core.matmul(
+            handle, a._handle, b.descriptor(device), c.descriptor(device), transpose,
+            alpha, beta, 0 if bias is None else bias.address, activation,
+        )
+
+
+def _unwrap(A: Any, transpose_a: bool) -> Tuple[BsrMatrix, bool]:
+    if isinstance(A, TransposedBsrMatrix):
+        return A.T, not transpose_a
+    if isinstance(A, BsrMatrix):
+        return A, bool(transpose_a)
+    raise UnsupportedError(
+        "A must be a bsrmm.BsrMatrix (build one with BsrMatrix.from_scipy, from_dense or "
+        f"from_arrays); got {type(A).__name__}"
+    )
+
+
+def _op_shape(a: BsrMatrix, transpose: bool) -> Tuple[int, int]:
+    rows, cols = a.shape
+    return (cols, rows) if transpose else (rows, cols)
+
+
+def _context_for(a: BsrMatrix, context: Optional[Context]) -> Context:
+    if context is None:
+        return default_context(a.device)
+    if not isinstance(context, Context):
+        raise UnsupportedError(f"context must be a bsrmm.Context; got {type(context).__name__}")
+    if not same_device(context._device, a._device):
+        raise InvalidArgumentError(f"context is on {context.device} but A is on {a.device}")
+    return context
+
+
+def _scalar(value: Any, argument: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(f"{argument} must be a real number; got {value!r}")
+    return float(value)
+
+
+def _check_device(view: _arrays.ArrayView, argument: str, a: BsrMatrix) -> None:
+    if not same_device(view.device, a._device):
+        where = device_name(view.device)
+        raise InvalidArgumentError(
+            f"{argument} is on {where} but A is on {a.device}: move A with A.to({where!r}) or "
+            f"the array to {a.device}"
+        )
+
+
+def _output_view(
+    out: Any, shape: Tuple[int, ...], a: BsrMatrix, stream: Optional[int], b_view: _arrays.ArrayView
+) -> _arrays.ArrayView:
+    c_view = _arrays.view(out, "out", stream=stream)
+    _check_device(c_view, "out", a)
+    if c_view.shape != shape:
+        raise InvalidArgumentError(f"out has shape {c_view.shape}; this product has shape {shape}")
+    if c_view.read_only:
+        raise InvalidArgumentError(
+            f"out ({type(out).__name__}) is read-only or cannot say it is writable"
+        )
+    b_low, b_high = b_view.byte_span()
+    c_low, c_high = c_view.byte_span()
+    if c_low < b_high and b_low < c_high:
+        raise InvalidArgumentError(
+            "out overlaps B in memory; the product cannot be computed in place"
+        )
+    return c_view
+
+
+def _bias_view(
+    bias: Any, c: _arrays.DenseOperand, a: BsrMatrix, stream: Optional[int]
+) -> Optional[_arrays.ArrayView]:
+    """The bias reaches the core as a bare address, so its length, dtype and stride are all
+    checked here."""
+    if bias is None:
+        return None
+    bias_view = _arrays.view(bias, "bias", stream=stream)
+    _check_device(bias_view, "bias", a)
+    if bias_view.shape != (c.rows,):
+        raise InvalidArgumentError(
+            f"bias must be 1-D with one value per row of C ({c.rows}); got shape {bias_view.shape}"
+        )
+    if bias_view.dtype != c.view.dtype:
+        raise UnsupportedError(
+            f"bias has dtype {bias_view.dtype} but out has {c.view.dtype}; they must match"
+        )
+    if not bias_view.is_contiguous:
+        raise InvalidArgumentError(
+            f"bias must be contiguous; it has element stride {bias_view.strides[0]}"
+        )
+    return bias_view

@@ -1,0 +1,49 @@
+"""Library queries and contexts."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+import bsrmm
+
+
+def test_version_and_library_queries():
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", bsrmm.__version__)
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", bsrmm.core_version())
+    names = bsrmm.variants()
+    assert names and all(isinstance(n, str) and n for n in names)
+    assert any(n.startswith("cpu_") for n in names)
+    count = bsrmm.cuda_device_count()
+    assert count >= 0 and bsrmm.cuda_available() == (count > 0)
+    reason = bsrmm.cuda_unavailable_reason()
+    assert (reason is None) == bsrmm.cuda_available()
+    if reason is not None:
+        assert reason  # a reason a skip message can show
+
+
+def test_default_context_is_cached_per_device():
+    assert bsrmm.default_context("cpu") is bsrmm.default_context()
+    assert bsrmm.default_context("cpu").device == "cpu"
+
+
+def test_context_settings_are_kept():
+    ctx = bsrmm.Context("cpu", num_threads=2, f32_mode="tf32", tuning="auto",
+                        variant="cpu_reference_f64acc")
+    assert (ctx.device, ctx.num_threads, ctx.f32_mode, ctx.tuning, ctx.variant) == (
+        "cpu", 2, "tf32", "auto", "cpu_reference_f64acc"
+    )
+    assert ctx.stream is None
+    ctx.synchronize()
+    assert "num_threads=2" in repr(ctx)
+
+
+def test_matrices_outlive_their_contexts():
+    ctx = bsrmm.Context("cpu")
+    a = bsrmm.BsrMatrix.from_dense(np.eye(4, dtype=np.float32), 2)
+    b = np.arange(8, dtype=np.float32).reshape(4, 2)
+    c = bsrmm.matmul(a, b, context=ctx)
+    del ctx
+    np.testing.assert_array_equal(c, b)
+    np.testing.assert_array_equal(a @ b, b)

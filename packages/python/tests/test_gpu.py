@@ -1,0 +1,222 @@
+"""GPU interop: torch CUDA tensors, cupy arrays, bare __cuda_array_interface__ and DLPack
+producers, zero-copy on the caller's current stream; device mismatches and non-contiguous device
+arrays. Every test skips, with the reason, where no CUDA device is usable (or torch / cupy is
+missing); the lead runs them on the GPU machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bsrmm
+from bsr_cases import assert_matches, dense_from_bsr, random_bsr, random_values, reference
+
+_reason = bsrmm.cuda_unavailable_reason()
+pytestmark = pytest.mark.skipif(_reason is not None, reason=f"no usable CUDA device: {_reason}")
+
+GPU_DTYPES = ["float32", "float16", "bfloat16", "float64"]
+
+
+def _case(seed, dtype, blocksize=(16, 16), block_rows=6, block_cols=5, density=0.4):
+    rng = np.random.default_rng(seed)
+    indptr, indices, data = random_bsr(rng, block_rows, block_cols, blocksize, density, dtype, 0.2)
+    shape = (block_rows * blocksize[0], block_cols * blocksize[1])
+    return rng, (indptr, indices, data), shape, dense_from_bsr(indptr, indices, data, shape)
+
+
+# ---- numpy only: host <-> device matrices ----
+
+
+@pytest.mark.parametrize("dtype", GPU_DTYPES)
+def test_matrix_moves_between_host_and_device_losslessly(dtype):
+    _, parts, shape, dense = _case(0, dtype)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    assert a.device == "cuda:0" and a.shape == shape
+    np.testing.assert_array_equal(a.to_dense().astype(np.float64), dense)
+    back = a.to("cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(back.indptr, parts[0])
+    np.testing.assert_array_equal(back.indices, parts[1])
+    assert a.to("cuda:0") is a
+    host = bsrmm.BsrMatrix.from_arrays(*parts, shape)
+    np.testing.assert_array_equal(host.to("cuda").to_dense().astype(np.float64), dense)
+
+
+def test_numpy_b_with_a_gpu_matrix_is_a_device_mismatch():
+    _, parts, shape, _ = _case(1, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda")
+    with pytest.raises(bsrmm.InvalidArgumentError, match="B is on cpu but A is on cuda:0"):
+        bsrmm.matmul(a, np.ones((shape[1], 4), np.float32))
+
+
+def test_context_on_another_device_is_refused():
+    _, parts, shape, _ = _case(2, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape)
+    with pytest.raises(bsrmm.InvalidArgumentError, match="context is on cuda:0 but A is on cpu"):
+        bsrmm.matmul(a, np.ones((shape[1], 4), np.float32), context=bsrmm.Context("cuda"))
+
+
+# ---- torch ----
+
+
+@pytest.fixture
+def torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device (CPU-only torch build?)")
+    return torch
+
+
+def _torch_operands(torch, rng, dtype, k, n, layout):
+    b = torch.from_numpy(rng.standard_normal((k, n))).to(getattr(torch, dtype))
+    if layout == "F":
+        b = b.T.contiguous().T
+    return b.cuda()
+
+
+@pytest.mark.parametrize("dtype", GPU_DTYPES)
+@pytest.mark.parametrize("layout_b", ["C", "F"])
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("blocksize", [(16, 16), (32, 32), (64, 64), (8, 16)])
+def test_torch_cuda_matches_reference(torch, dtype, layout_b, transpose_a, blocksize):
+    rng, parts, shape, dense = _case(3, dtype, blocksize, block_rows=4, block_cols=3)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    k = shape[0] if transpose_a else shape[1]
+    m = shape[1] if transpose_a else shape[0]
+    b = _torch_operands(torch, rng, dtype, k, 33, layout_b)
+    c = bsrmm.matmul(a, b, transpose_a=transpose_a)
+    assert isinstance(c, torch.Tensor) and c.device == b.device and c.dtype == b.dtype
+    assert c.shape == (m, 33) and c.is_contiguous()
+    torch.cuda.synchronize()
+    value, scale = reference(dense, b.double().cpu().numpy(), transpose_a=transpose_a)
+    assert_matches(c.double().cpu().numpy(), value, scale, dtype, inner=k)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_torch_out_bias_activation_beta(torch, dtype):
+    rng, parts, shape, dense = _case(4, dtype)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    b = _torch_operands(torch, rng, dtype, shape[1], 20, "C")
+    c0 = _torch_operands(torch, rng, dtype, shape[0], 20, "F")
+    out = c0.clone()
+    bias = _torch_operands(torch, rng, dtype, shape[0], 1, "C")[:, 0].contiguous()
+    assert bsrmm.matmul(a, b, alpha=0.5, beta=-1.0, out=out, bias=bias, activation="gelu") is out
+    torch.cuda.synchronize()
+    value, scale = reference(dense, b.double().cpu().numpy(), alpha=0.5, beta=-1.0,
+                             c0=c0.double().cpu().numpy(), bias=bias.double().cpu().numpy(),
+                             activation="gelu")
+    assert_matches(out.double().cpu().numpy(), value, scale, dtype, inner=shape[1])
+
+
+def test_torch_runs_on_the_current_stream(torch):
+    rng, parts, shape, dense = _case(5, "float16", (64, 64), block_rows=8, block_cols=8)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        b = _torch_operands(torch, rng, "float16", shape[1], 512, "C")
+        c = bsrmm.matmul(a, b)  # queued on `side`, after b's copy
+        c2 = c * 2  # torch work on the same stream sees the finished product
+    side.synchronize()
+    value, scale = reference(dense, b.double().cpu().numpy(), alpha=2.0)
+    assert_matches(c2.double().cpu().numpy(), value, scale, "float16", inner=shape[1])
+
+
+def test_explicit_context_stream_wins(torch):
+    rng, parts, shape, dense = _case(6, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    stream = torch.cuda.Stream()
+    ctx = bsrmm.Context("cuda:0", stream=stream)
+    assert ctx.stream == stream.cuda_stream
+    b = _torch_operands(torch, rng, "float32", shape[1], 8, "C")
+    torch.cuda.synchronize()
+    c = torch.empty(shape[0], 8, device="cuda", dtype=torch.float32)
+    bsrmm.matmul(a, b, out=c, context=ctx)
+    ctx.synchronize()
+    assert ctx.last_variant
+    value, scale = reference(dense, b.double().cpu().numpy())
+    assert_matches(c.double().cpu().numpy(), value, scale, "float32", inner=shape[1])
+
+
+def test_from_torch_sparse_bsr_cuda(torch):
+    rng = np.random.default_rng(7)
+    dense = torch.from_numpy(rng.standard_normal((64, 96)).astype(np.float32))
+    dense[dense.abs() < 1.0] = 0
+    t = dense.cuda().to_sparse_bsr((16, 32))
+    a = bsrmm.BsrMatrix.from_torch(t)
+    assert a.device == "cuda:0" and a.blocksize == (16, 32)
+    np.testing.assert_array_equal(a.to_dense(), dense.numpy())
+    assert bsrmm.BsrMatrix.from_torch(t, device="cpu").device == "cpu"
+
+
+def test_torch_device_mismatch_and_layout_errors(torch):
+    _, parts, shape, _ = _case(8, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    with pytest.raises(bsrmm.InvalidArgumentError, match="B is on cpu but A is on cuda:0"):
+        bsrmm.matmul(a, torch.ones(shape[1], 4))
+    with pytest.raises(bsrmm.InvalidArgumentError, match="out is on cpu"):
+        bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda"), out=torch.empty(shape[0], 4))
+    with pytest.raises(bsrmm.InvalidArgumentError, match="row-major or column-major"):
+        bsrmm.matmul(a, torch.ones(shape[1] * 2, 8, device="cuda")[::2, ::2])
+    if torch.cuda.device_count() > 1:
+        with pytest.raises(bsrmm.InvalidArgumentError, match="B is on cuda:1 but A is on cuda:0"):
+            bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda:1"))
+
+
+class _InterfaceOnly:
+    """Exposes only __cuda_array_interface__ (as Numba device arrays do); wraps a torch tensor."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+        self.__cuda_array_interface__ = tensor.__cuda_array_interface__
+
+
+class _DLPackOnly:
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        return self._tensor.__dlpack__(**{k: v for k, v in kwargs.items() if k == "stream"})
+
+
+def test_bare_protocol_objects_as_b_and_out(torch):
+    rng, parts, shape, dense = _case(9, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    b = _torch_operands(torch, rng, "float32", shape[1], 8, "F")
+    value, scale = reference(dense, b.double().cpu().numpy())
+    for wrap in (_InterfaceOnly, _DLPackOnly):
+        out = torch.full((shape[0], 8), float("nan"), device="cuda")
+        torch.cuda.synchronize()
+        bsrmm.matmul(a, wrap(b), out=_InterfaceOnly(out))
+        torch.cuda.synchronize()
+        assert_matches(out.double().cpu().numpy(), value, scale, "float32", inner=shape[1])
+    with pytest.raises(bsrmm.UnsupportedError, match="pass out="):
+        bsrmm.matmul(a, _InterfaceOnly(b))
+
+
+# ---- cupy ----
+
+
+@pytest.fixture
+def cupy():
+    return pytest.importorskip("cupy", reason="cupy is not installed")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_cupy_arrays_on_the_current_stream(cupy, dtype):
+    rng, parts, shape, dense = _case(10, dtype)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    b_host = random_values(rng, (shape[1], 24), dtype)
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        b = cupy.asfortranarray(cupy.asarray(b_host))
+        c = bsrmm.matmul(a, b)
+        stream.synchronize()
+    assert isinstance(c, cupy.ndarray) and c.dtype == b.dtype
+    value, scale = reference(dense, b_host)
+    assert_matches(cupy.asnumpy(c), value, scale, dtype, inner=shape[1])
+    a2 = bsrmm.BsrMatrix.from_arrays(cupy.asarray(parts[0]), cupy.asarray(parts[1]),
+                                     cupy.asarray(parts[2]), shape)
+    assert a2.device == "cpu"
+    np.testing.assert_array_equal(a2.to_dense().astype(np.float64), dense)
