@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import report
 
         out = report.write(json.loads(args.result.read_text()), args.out or report.default_dir(args.result))
-        print(f"report: {out / 'report.html'} (and report.md, plots)")
+        print(f"report: {(out / 'report.html').resolve()} (and report.md, plots)")
         return 0
     if args.command == "compare":
         from . import compare
@@ -82,12 +82,12 @@ def _run(args) -> int:
     doc, path = runner.run_suite(args.suite, out_dir=args.out, devices=devices, case_filter=args.case_filter,
                                  tuning=args.tuning, cases_dir=args.cases_dir or cases.CASES_DIR)
     print(table.render(doc))
-    print(f"result: {path}")
+    print(f"result: {path.resolve()}")
     if args.report:
         from . import report
 
         out = report.write(doc, report.default_dir(path))
-        print(f"report: {out / 'report.html'}")
+        print(f"report: {(out / 'report.html').resolve()}")
     bad = [r for c in doc["cases"] for r in c["results"] if r["role"] == "ours" and r["status"] in ("failed", "wrong")]
     if bad:
         print(f"{len(bad)} case(s) where bsrmm failed or was wrong", file=sys.stderr)

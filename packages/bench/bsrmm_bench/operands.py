@@ -136,13 +136,13 @@ def rotation_sets(bytes_per_set: int, cache_bytes: int, max_sets: int = 8) -> in
     return int(min(max_sets, max(2, -(-3 * cache_bytes // bytes_per_set))))
 
 
-def reference_rows(ops: Operands, full_flop_limit: float) -> np.ndarray:
+def reference_rows(ops: Operands, full_flop_limit: float, full_bytes_limit: float = float("inf")) -> np.ndarray:
     """Rows of op(A) @ B checked against float64: all of them when the product costs at most
-    `full_flop_limit` flops; otherwise whole op-block-rows chosen without randomness: the first,
+    `full_flop_limit` flops and op(A) as dense float64 takes at most `full_bytes_limit`; otherwise whole op-block-rows chosen without randomness: the first,
     the last, the one with most blocks, the one with fewest, then evenly spaced ones until at
     least SAMPLED_ROWS rows (so the longest and emptiest rows are always among them)."""
     case = ops.case
-    if ops.dense_flops <= full_flop_limit:
+    if ops.dense_flops <= full_flop_limit and 8 * case.m * case.k <= full_bytes_limit:
         return np.arange(case.m)
     height = case.block[1] if case.transpose_a else case.block[0]
     groups = case.m // height

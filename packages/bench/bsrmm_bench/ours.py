@@ -58,7 +58,8 @@ def _prepare(ops, backend, context) -> Prepared:
         result=lambda i: outs[i],
         poison=lambda i: backend.poison(outs[i]),
         variant=lambda: ctx.last_variant or None,
-        notes=[f"tuning={context.get('tuning', 'auto')}"],
+        notes=[f"tuning={ctx.tuning}", f"num_threads={ctx.num_threads} (0: one per hardware thread)"]
+        if device == "cpu" else [f"tuning={ctx.tuning}"],
         close=close,
     )
 

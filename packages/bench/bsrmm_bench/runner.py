@@ -113,7 +113,7 @@ def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto"
     ops = operands.build(case, sets=1, b_cache=b_cache)
     sets = backend.rotation_sets(ops.bytes_per_set())
     operands.add_sets(ops, sets, b_cache)
-    rows = operands.reference_rows(ops, backend.full_flop_limit)
+    rows = operands.reference_rows(ops, backend.full_flop_limit, backend.full_bytes_limit)
     record = {
         "id": case.id,
         "device": backend.device,
