@@ -40,7 +40,7 @@ void validate_dense(const bsrmm_dense& dense, const char* name) {
                      row_major ? "cols" : "rows", ")");
   }
   const std::string what = std::string(name) + " extent";
-  const std::size_t bytes = detail::checked_bytes(dense_extent(dense),
+  const std::size_t bytes = detail::checked_bytes(dense_extent(dense, name),
                                                   detail::element_size(dense.dtype), what.c_str());
   if (bytes == 0) return;
   if (dense.data == nullptr) {
@@ -53,13 +53,14 @@ void validate_dense(const bsrmm_dense& dense, const char* name) {
   }
 }
 
-int64_t dense_extent(const bsrmm_dense& dense) {
+int64_t dense_extent(const bsrmm_dense& dense, const char* name) {
   if (is_empty(dense)) return 0;
   const bool row_major = dense.layout == BSRMM_LAYOUT_ROW_MAJOR;
   const int64_t outer = row_major ? dense.rows : dense.cols;
   const int64_t inner = row_major ? dense.cols : dense.rows;
-  return detail::checked_add(detail::checked_mul(outer - 1, dense.ld, "dense extent"), inner,
-                             "dense extent");
+  const std::string what = std::string(name) + " extent";
+  return detail::checked_add(detail::checked_mul(outer - 1, dense.ld, what.c_str()), inner,
+                             what.c_str());
 }
 
 std::size_t dense_extent_bytes(const bsrmm_dense& dense) {

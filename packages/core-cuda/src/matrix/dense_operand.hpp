@@ -15,8 +15,9 @@ void validate_dense(const bsrmm_dense& dense, const char* name);
 
 inline bool is_empty(const bsrmm_dense& dense) { return dense.rows == 0 || dense.cols == 0; }
 
-// Elements from data to one past the last element (0 when empty). Valid after validate_dense.
-int64_t dense_extent(const bsrmm_dense& dense);
+// Elements from data to one past the last element (0 when empty); an overflow is an
+// INVALID_ARGUMENT naming the operand.
+int64_t dense_extent(const bsrmm_dense& dense, const char* name = "dense");
 std::size_t dense_extent_bytes(const bsrmm_dense& dense);
 
 inline int64_t dense_offset(const bsrmm_dense& dense, int64_t row, int64_t col) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <sstream>
@@ -286,6 +287,40 @@ std::vector<MatmulCase> random_cases() {
     cases.push_back(tc);
   }
   return cases;
+}
+
+// NaN in A, infinities in B and C: they propagate as IEEE arithmetic says (inf - inf = NaN).
+TEST(MatmulSpecialValues, NanAndInfinityPropagate) {
+  for (bsrmm_dtype dtype : dtypes) {
+    for (const char* variant : variants) {
+      SCOPED_TRACE(std::string(variant) + " dtype " + std::to_string(dtype));
+      Random rng(31);
+      HostBsr a = random_bsr(rng, 3, 3, 4, 4, 1.0, dtype);
+      a.set_value(0, 0, 0, std::nan(""));  // row 0 of C becomes NaN
+      HostDense b(12, 9, dtype);
+      for (int64_t i = 0; i < 12; ++i)
+        for (int64_t j = 0; j < 9; ++j) b.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+      b.set(5, 2, INFINITY);  // column 2: +-inf
+      b.set(6, 7, INFINITY);  // column 7: inf - inf where A's signs differ
+      b.set(7, 7, -INFINITY);
+      HostDense c(12, 9, dtype);
+      c.fill(0.25);
+      c.set(3, 4, INFINITY);
+      const HostDense c_before = c;
+      Context ctx;
+      ctx.set_variant(variant);
+      Matrix m(ctx, a.desc());
+      bsrmm_matmul_options options = matmul_options();
+      options.beta = 0.5;
+      bsrmm_dense bd = b.desc(), cd = c.desc();
+      matmul(ctx, m, bd, cd, options);
+      expect_matches(c, reference_matmul(a.to_dense(), 12, 12, BSRMM_OP_NONE, b, c_before, 1.0, 0.5, nullptr,
+                                         BSRMM_ACTIVATION_NONE),
+                     "special values");
+      EXPECT_TRUE(std::isnan(c.get(0, 0)));
+      EXPECT_TRUE(std::isinf(c.get(3, 4)));
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypeLayout, Matmul, ::testing::ValuesIn(dtype_layout_cases()), case_name);
