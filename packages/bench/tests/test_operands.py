@@ -93,3 +93,20 @@ def test_blocked_ell_keeps_every_block_and_pads_with_minus_one():
                 assert not values[r * 4:(r + 1) * 4, s * 4:(s + 1) * 4].any()
     assert np.array_equal(dense, ops.scipy_a(0).toarray())
     assert (col_ind == -1).sum() == 8 * slots - p.nnzb
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_op_bsr_arrays_given_to_gpu_peers_are_op_a(transpose):
+    import scipy.sparse as sp
+
+    from bsrmm_bench.peers.torch_gpu import _op_bsr_arrays
+
+    case = make(dtype="float32", transpose_a=transpose)
+    ops = operands.build(case)
+    indptr, indices, data = _op_bsr_arrays(ops, 0)
+    op_block = (case.block[1], case.block[0]) if transpose else case.block
+    assert data.shape[1:] == op_block and len(indptr) == case.m // op_block[0] + 1
+    for r in range(len(indptr) - 1):
+        assert np.all(np.diff(indices[indptr[r]:indptr[r + 1]]) > 0)
+    rebuilt = sp.bsr_array((data, indices, indptr), shape=(case.m, case.k)).toarray()
+    assert np.array_equal(rebuilt, ops.dense_op_a(0))

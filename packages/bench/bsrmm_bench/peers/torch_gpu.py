@@ -36,11 +36,27 @@ def torch_bsr(ops, backend, set_index: int):
     )
 
 
+def dense_on_device(ops, backend, set_index: int):
+    """op(A) as a dense device tensor, its blocks scattered in place on the GPU."""
+    torch = backend.torch
+    case = ops.case
+    indptr, indices, data = _op_bsr_arrays(ops, set_index)
+    bh, bw = data.shape[1:]
+    dense = torch.zeros((case.m, case.k), dtype=backend.torch_dtype(case.dtype), device=backend.dev)
+    rows = torch.from_numpy(np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))).to(backend.dev)
+    cols = torch.from_numpy(indices.astype(np.int64)).to(backend.dev)
+    tiles = dense.view(case.m // bh, bh, case.k // bw, bw)  # a view: writes land in `dense`
+    tiles[rows, :, cols, :] = backend.array(np.ascontiguousarray(data), case.dtype)
+    return dense
+
+
 def _prepare_dense(ops, backend, context) -> Prepared:
     torch = backend.torch
     case = ops.case
     set_f32_mode(torch, case.precision)
-    dense = [backend.array(ops.dense_op_a(s.index, np.float64), case.dtype) for s in ops.sets]
+    # Densified on the GPU: rotation sets of small cases would otherwise need one float64 host
+    # copy of op(A) per set.
+    dense = [dense_on_device(ops, backend, s.index) for s in ops.sets]
     b = context["b"]
     outs = [backend.empty((case.m, case.n), case.dtype, case.layout_c) for _ in ops.sets]
 
