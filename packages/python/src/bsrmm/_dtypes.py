@@ -5,7 +5,6 @@ this module turns names into the core's codes and back."""
 
 from __future__ import annotations
 
-import sys
 from typing import Tuple
 
 import numpy as np
@@ -54,15 +53,14 @@ def numpy_name(dtype: np.dtype) -> str:
 def numpy_dtype(dtype_name: str) -> np.dtype:
     """The numpy dtype for a value type; bfloat16 needs the ml_dtypes package."""
     if dtype_name == "bfloat16":
-        ml_dtypes = sys.modules.get("ml_dtypes")
-        if ml_dtypes is None:
-            try:
-                import ml_dtypes  # noqa: F811 - imported only when a bfloat16 array is asked for
-            except ImportError:
-                raise UnsupportedError(
-                    "bfloat16 arrays in numpy need the ml_dtypes package (pip install ml_dtypes)"
-                ) from None
-        return np.dtype(ml_dtypes.bfloat16)
+        try:  # imported only when a bfloat16 numpy array is asked for
+            import ml_dtypes
+        except ImportError:
+            raise UnsupportedError(
+                "bfloat16 arrays in numpy need the ml_dtypes package (pip install ml_dtypes)"
+            ) from None
+        bfloat16: np.dtype = np.dtype(ml_dtypes.bfloat16)
+        return bfloat16
     return np.dtype(dtype_name)
 
 

@@ -99,6 +99,9 @@ class BsrMatrix:
     :func:`bsrmm.matmul` or ``A @ B``; ``A.T`` is a lazy transpose."""
 
     __slots__ = ("_handle", "_info", "_device", "__weakref__")
+    _handle: _core.Matrix
+    _info: _core.MatrixInfo
+    _device: Device
 
     # Makes numpy defer `ndarray @ BsrMatrix` to BsrMatrix.__rmatmul__.
     __array_ufunc__ = None
@@ -287,7 +290,7 @@ class BsrMatrix:
 
     def to_scipy(self) -> Any:
         """A ``scipy.sparse.bsr_array`` with copies of the three arrays (host memory)."""
-        import scipy.sparse
+        import scipy.sparse  # type: ignore[import-untyped]  # optional: only for this method
 
         if self._dtype_name == "bfloat16":
             raise UnsupportedError("scipy.sparse has no bfloat16; use to_dense() or the arrays")
@@ -309,19 +312,24 @@ class BsrMatrix:
         """The blocks, shape (nnzb, block_height, block_width), a host copy."""
         return self._export(data=True)[2]
 
-    def _export(self, *, indptr: bool = False, indices: bool = False, data: bool = False) -> Tuple[Any, Any, Any]:
+    def _export(
+        self, *, indptr: bool = False, indices: bool = False, data: bool = False
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Host copies of the requested arrays (the others are skipped and returned empty)."""
         fits_int32 = self.nnzb <= _INT32_MAX and self._info.cols // self._info.block_width <= _INT32_MAX
         index_dtype = np.int32 if fits_int32 else np.int64
         index_type = _core.INDEX_I32 if fits_int32 else _core.INDEX_I64
         block_rows = self._info.rows // self._info.block_height
+        value_dtype = _dtypes.numpy_dtype(self._dtype_name) if data else np.float32
         arrays = (
-            np.empty(block_rows + 1, dtype=index_dtype) if indptr else None,
-            np.empty(self.nnzb, dtype=index_dtype) if indices else None,
-            np.empty((self.nnzb, *self.blocksize), dtype=_dtypes.numpy_dtype(self._dtype_name))
-            if data
-            else None,
+            np.empty(block_rows + 1 if indptr else 0, dtype=index_dtype),
+            np.empty(self.nnzb if indices else 0, dtype=index_dtype),
+            np.empty((self.nnzb, *self.blocksize) if data else 0, dtype=value_dtype),
         )
-        addresses = [0 if a is None else a.__array_interface__["data"][0] for a in arrays]
+        wanted = (indptr, indices, data)
+        addresses = [
+            a.__array_interface__["data"][0] if want else 0 for a, want in zip(arrays, wanted)
+        ]
         self._handle.export_to(index_type, *addresses)
         return arrays
 
