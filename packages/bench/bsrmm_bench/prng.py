@@ -7,6 +7,9 @@ Sections of PRNG.md are cited as (PRNG.md §n).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -21,8 +24,10 @@ STREAM_B = 4
 STREAM_C = 5
 SET_STRIDE = 16
 
-# Elements generated per numpy pass: bounds the temporaries (~8 arrays of 8 bytes each).
-_CHUNK = 1 << 22
+# Elements generated per numpy pass: bounds the temporaries (~8 arrays of 8 bytes each per
+# thread). numpy releases the GIL in these ufuncs, so chunks run on several threads.
+_CHUNK = 1 << 20
+_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
 def mix64(z: np.ndarray) -> np.ndarray:
@@ -105,24 +110,39 @@ def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
 
 
 def values_for_counters(seed: int, stream: int, counters: np.ndarray, dtype: str) -> np.ndarray:
-    """Operand values at the given counters, rounded to dtype, generated in bounded chunks."""
-    counters = np.asarray(counters, dtype=np.uint64)
-    flat = counters.reshape(-1)
+    """Operand values at the given counters, rounded to dtype."""
+    flat = np.asarray(counters, dtype=np.uint64).reshape(-1)
     out = np.empty(flat.shape, dtype=np.float64 if dtype == "float64" else np.float32)
-    for start in range(0, flat.size, _CHUNK):
+
+    def fill(start: int) -> None:
         part = flat[start : start + _CHUNK]
         out[start : start + part.size] = round_to_dtype(unit_from_u64(draw(seed, stream, part)), dtype)
-    return out.reshape(counters.shape)
+
+    _each_chunk(flat.size, fill)
+    return out.reshape(np.shape(counters))
 
 
 def dense_values(seed: int, stream: int, rows: int, cols: int, dtype: str) -> np.ndarray:
     """A rows x cols matrix whose element (i, j) uses counter i * cols + j (PRNG.md §3)."""
-    out = np.empty(rows * cols, dtype=np.float64 if dtype == "float64" else np.float32)
-    for start in range(0, rows * cols, _CHUNK):
-        count = min(_CHUNK, rows * cols - start)
-        u = draw_range(seed, stream, start, count)
-        out[start : start + count] = round_to_dtype(unit_from_u64(u), dtype)
+    total = rows * cols
+    out = np.empty(total, dtype=np.float64 if dtype == "float64" else np.float32)
+
+    def fill(start: int) -> None:
+        count = min(_CHUNK, total - start)
+        out[start : start + count] = round_to_dtype(unit_from_u64(draw_range(seed, stream, start, count)), dtype)
+
+    _each_chunk(total, fill)
     return out.reshape(rows, cols)
+
+
+def _each_chunk(total: int, fill) -> None:
+    starts = range(0, total, _CHUNK)
+    if _THREADS == 1 or total <= _CHUNK:
+        for start in starts:
+            fill(start)
+        return
+    with ThreadPoolExecutor(_THREADS) as pool:
+        list(pool.map(fill, starts))  # list(): re-raises a worker's exception here
 
 
 def _check_u64(name: str, value: int) -> None:
