@@ -1,6 +1,6 @@
 #include "gpu_test_support.hpp"
 
-#include "../../src/common/half.hpp"
+#include "common/half.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 namespace bsrmm::test {
 

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# One command for the GPU machine: builds the core with CUDA and its tests, runs them (also under
+# compute-sanitizer), builds and tests the Python package, runs the benchmark and any carried
+# Rust/Node test binaries. Keeps going after a failed step; writes everything to OUT_DIR:
+#
+#   gpu-check.log    every step's output, one after another, with a header per step
+#   gpu-check.json   [{"step", "status": "pass"|"fail"|"skip", "seconds", "note"}]
+#   (the benchmark writes its own results into OUT_DIR)
+#
+# and prints a short table last; exits non-zero if any step failed.
+#
+#   tools/gpu-check.sh [OUT_DIR]          OUT_DIR defaults to $OUT
+#
+# Needs: Linux + NVIDIA GPU, nvcc (13.0), cmake, ninja, python3 with torch/cupy/scipy/pybind11/
+# scikit-build-core/pytest. No network. Environment:
+#   BSRMM_BENCH_SUITE   benchmark suite (default grid)
+#   BSRMM_GPU_STEPS     space-separated subset of steps to run (default: all), e.g. "build ctest"
+#   BSRMM_GPU_BUILD     build directory (default <repo>/build/gpu-check)
+#   BSRMM_JOBS          parallel build jobs (default: all cores)
+set -u -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT_DIR="${1:-${OUT:-}}"
+if [ -z "$OUT_DIR" ]; then
+  echo "usage: tools/gpu-check.sh OUT_DIR   (or set OUT)" >&2
+  exit 2
+fi
+mkdir -p "$OUT_DIR"
+OUT_DIR="$(cd "$OUT_DIR" && pwd)"
+BUILD="${BSRMM_GPU_BUILD:-$ROOT/build/gpu-check}"
+JOBS="${BSRMM_JOBS:-$(nproc)}"
+SUITE="${BSRMM_BENCH_SUITE:-grid}"
+STEPS="${BSRMM_GPU_STEPS:-env build ctest timing memcheck racecheck synccheck python bench carried}"
+LOG="$OUT_DIR/gpu-check.log"
+SUMMARY="$OUT_DIR/gpu-check.json"
+: > "$LOG"
+RESULTS=()   # "step|status|seconds|note"
+CUDA_TESTS="$BUILD/tests/bsrmm_cuda_tests"
+
+# run_step NAME COMMAND...: runs the command with its output appended to the log, and records
+# pass/fail and the time. A command that prints "SKIP: reason" as its last line and exits 0 is
+# recorded as skipped.
+run_step() {
+  local name="$1"
+  shift
+  case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
+  local start end status note=""
+  start=$(date +%s%N)
+  {
+    echo
+    echo "==================== step: $name ===================="
+    echo "\$ $*"
+  } >> "$LOG"
+  echo ">>> $name" >&2
+  local step_log="$OUT_DIR/.step.log"
+  "$@" > "$step_log" 2>&1
+  status=$?
+  cat "$step_log" >> "$LOG"
+  end=$(date +%s%N)
+  local ms=$(((end - start) / 1000000))
+  local seconds="$((ms / 1000)).$(((ms % 1000) / 100))"
+  local last_line
+  last_line="$(tail -n 1 "$step_log")"
+  rm -f "$step_log"
+  if [ $status -eq 0 ] && [[ "$last_line" == SKIP:* ]]; then
+    RESULTS+=("$name|skip|$seconds|${last_line#SKIP: }")
+  elif [ $status -eq 0 ]; then
+    RESULTS+=("$name|pass|$seconds|")
+  else
+    note="exit $status; see gpu-check.log"
+    RESULTS+=("$name|fail|$seconds|$note")
+  fi
+  echo "(step $name: exit $status)" >> "$LOG"
+}
+
+step_env() {
+  nvidia-smi || return 1
+  command -v nvcc && nvcc --version
+  cmake --version | head -n 1
+  ninja --version
+  python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+  command -v compute-sanitizer || echo "compute-sanitizer not on PATH"
+  git -C "$ROOT" log --oneline -n 1 2>/dev/null || true
+}
+
+step_build() {
+  local nvcc
+  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  [ -n "$nvcc" ] || { echo "no nvcc: set CUDACXX or put nvcc on PATH"; return 1; }
+  cmake -S "$ROOT/packages/core-cuda" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DBSRMM_BUILD_TESTS=ON -DBSRMM_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DBSRMM_PTXAS_VERBOSE=ON || return 1
+  local start=$SECONDS status
+  cmake --build "$BUILD" -j "$JOBS" > "$BUILD/build.log" 2>&1
+  status=$?
+  grep -v "^ptxas info\|^    [0-9]* bytes" "$BUILD/build.log"
+  echo "build: $((SECONDS - start)) s with $JOBS jobs (exit $status)"
+  # Registers and spills of every kernel (ptxas -v ran during the build).
+  python3 "$ROOT/tools/gpu/ptxas_report.py" "$BUILD/build.log" | head -n 60
+  return $status
+}
+
+step_ctest() {
+  ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 300
+}
+
+# The whole GPU suite under memcheck except the few large-N cases, which memcheck makes slow.
+step_memcheck() {
+  command -v compute-sanitizer >/dev/null || { echo "SKIP: compute-sanitizer not on PATH"; return 0; }
+  [ -x "$CUDA_TESTS" ] || { echo "no $CUDA_TESTS (build step failed?)"; return 1; }
+  compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
+    "$CUDA_TESTS" --gtest_filter='-*n4096*'
+}
+
+# racecheck and synccheck are slow: one tensor-core variant per operand path, small problems.
+SMALL_FILTER='AllCudaVariants/ForcedVariant.*/sm80_f16_m64n128k32_*:AllCudaVariants/ForcedVariant.*/sm80_tf32_m32n128k16_*:AllCudaVariants/ForcedVariant.*/generic_f16_*'
+step_racecheck() {
+  command -v compute-sanitizer >/dev/null || { echo "SKIP: compute-sanitizer not on PATH"; return 0; }
+  compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
+    "$CUDA_TESTS" --gtest_filter="$SMALL_FILTER"
+}
+step_synccheck() {
+  command -v compute-sanitizer >/dev/null || { echo "SKIP: compute-sanitizer not on PATH"; return 0; }
+  compute-sanitizer --tool synccheck --error-exitcode 1 "$CUDA_TESTS" --gtest_filter="$SMALL_FILTER"
+}
+
+# Quick kernel timing on the grid problem (tools/gpu/grid_timing.cpp), against the built core.
+step_timing() {
+  local nvcc
+  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  "$nvcc" -O2 -std=c++17 "$ROOT/tools/gpu/grid_timing.cpp" -I"$ROOT/packages/core-cuda/include" \
+    -I"$ROOT/packages/core-cuda/src" "$BUILD/libbsrmm.a" -lpthread -o "$BUILD/grid_timing" || return 1
+  "$BUILD/grid_timing" ${BSRMM_TIMING_FILTER:-}
+}
+
+step_python() {
+  [ -d "$ROOT/packages/python" ] || { echo "SKIP: packages/python is absent"; return 0; }
+  CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" python3 -m pip install --no-build-isolation --no-deps -v \
+    "$ROOT/packages/python" || return 1
+  (cd "$ROOT/packages/python" && python3 -m pytest -q tests)
+}
+
+step_bench() {
+  [ -d "$ROOT/packages/bench" ] || { echo "SKIP: packages/bench is absent"; return 0; }
+  (cd "$ROOT/packages/bench" && PYTHONPATH="$ROOT/packages/bench${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m bsrmm_bench run --suite "$SUITE" --out "$OUT_DIR")
+}
+
+# Test binaries built elsewhere and carried in: .carry/bin/* (Rust test executables, run one by
+# one) and .carry/node/run.sh (a carried Node runtime and its test command).
+step_carried() {
+  local carry="$ROOT/.carry" ran=0 failed=0
+  [ -d "$carry" ] || { echo "SKIP: no .carry/ folder"; return 0; }
+  if [ -d "$carry/bin" ]; then
+    for binary in "$carry"/bin/*; do
+      [ -x "$binary" ] && [ -f "$binary" ] || continue
+      echo "--- $binary"
+      ran=$((ran + 1))
+      "$binary" || failed=$((failed + 1))
+    done
+  fi
+  if [ -x "$carry/node/run.sh" ]; then
+    echo "--- $carry/node/run.sh"
+    ran=$((ran + 1))
+    (cd "$ROOT" && "$carry/node/run.sh") || failed=$((failed + 1))
+  fi
+  [ $ran -gt 0 ] || { echo "SKIP: .carry/ holds no bin/* or node/run.sh"; return 0; }
+  echo "$ran carried test runs, $failed failed"
+  [ $failed -eq 0 ]
+}
+
+run_step env step_env
+run_step build step_build
+run_step ctest step_ctest
+run_step timing step_timing
+run_step memcheck step_memcheck
+run_step racecheck step_racecheck
+run_step synccheck step_synccheck
+run_step python step_python
+run_step bench step_bench
+run_step carried step_carried
+
+# Summary: JSON, then the table (last, so it is what a truncated reply shows).
+{
+  echo "["
+  for i in "${!RESULTS[@]}"; do
+    IFS='|' read -r step status seconds note <<< "${RESULTS[$i]}"
+    sep=","
+    [ "$i" -eq $((${#RESULTS[@]} - 1)) ] && sep=""
+    printf '  {"step": "%s", "status": "%s", "seconds": %.1f, "note": "%s"}%s\n' \
+      "$step" "$status" "$seconds" "${note//\"/\'}" "$sep"
+  done
+  echo "]"
+} > "$SUMMARY"
+
+failed=0
+echo
+echo "gpu-check: $LOG, $SUMMARY"
+printf '%-10s %-6s %9s  %s\n' step status seconds note
+for result in "${RESULTS[@]}"; do
+  IFS='|' read -r step status seconds note <<< "$result"
+  printf '%-10s %-6s %9.1f  %s\n' "$step" "$status" "$seconds" "$note"
+  [ "$status" = fail ] && failed=1
+done
+exit $failed
