@@ -1,6 +1,7 @@
 // The CUDA variant registry: every compiled variant (generic, sm80, sm90), and matmul(), which
 // runs the forced variant or the heuristic's pick. The pick prefers the newest family that
 // supports the arguments (sm90 > sm80 > generic), then each family's own preference.
+#include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "cuda_backend.hpp"
 #include "runtime/device_guard.hpp"
@@ -32,27 +33,13 @@ int family_rank(const std::string& name) {
   return 0;
 }
 
-const char* dtype_name(bsrmm_dtype dtype) {
-  switch (dtype) {
-    case BSRMM_DTYPE_F32: return "f32";
-    case BSRMM_DTYPE_F16: return "f16";
-    case BSRMM_DTYPE_BF16: return "bf16";
-    case BSRMM_DTYPE_F64: return "f64";
-  }
-  return "unknown";
-}
-
-const char* layout_name(bsrmm_layout layout) {
-  return layout == BSRMM_LAYOUT_COL_MAJOR ? "column-major" : "row-major";
-}
-
 // The facts a variant's supports() looks at, for an UNSUPPORTED message a user can act on.
 std::string describe(const MatmulArgs& args, const DeviceTraits& device) {
   std::ostringstream text;
-  text << "A " << dtype_name(args.a.dtype) << " blocks " << args.a.block_height << "x"
-       << args.a.block_width << ", B " << dtype_name(args.b.dtype) << " "
-       << layout_name(args.b.layout) << " ld " << args.b.ld << ", C " << dtype_name(args.c.dtype)
-       << " " << layout_name(args.c.layout) << " ld " << args.c.ld << ", N " << args.c.cols
+  text << "A " << detail::name(args.a.dtype) << " blocks " << args.a.block_height << "x"
+       << args.a.block_width << ", B " << detail::name(args.b.dtype) << " "
+       << detail::name(args.b.layout) << " ld " << args.b.ld << ", C " << detail::name(args.c.dtype)
+       << " " << detail::name(args.c.layout) << " ld " << args.c.ld << ", N " << args.c.cols
        << ", f32 mode " << (args.f32_mode == BSRMM_F32_TF32 ? "tf32" : "exact")
        << ", device " << args.device << " (compute capability " << device.cc_major << "."
        << device.cc_minor << ")";

@@ -30,14 +30,18 @@ __global__ void __launch_bounds__(Cfg::kThreads) tensorop_matmul_kernel(const Te
   const OperandLoader<Cfg> loader{p, a_row0, n0};
   int32_t load_block = first;
   int32_t load_kc = 0;
+  // The next block's column is fetched as soon as the current one is done with, so the copy
+  // that needs it does not wait on a dependent global load.
+  int32_t load_col = first < last ? __ldg(p.col_idx + first) : 0;
   auto load_next = [&](int stage) {
-    const int64_t b_row = int64_t(__ldg(p.col_idx + load_block)) * p.block_width + load_kc;
+    const int64_t b_row = int64_t(load_col) * p.block_width + load_kc;
     loader.load(a_ring + stage * Cfg::kAStageElements, b_ring + stage * Cfg::kBStageElements,
                 load_block, load_kc, b_row);
     load_kc += Cfg::kKC;
     if (load_kc == p.block_width) {
       load_kc = 0;
       ++load_block;
+      if (load_block < last) load_col = __ldg(p.col_idx + load_block);
     }
   };
 
