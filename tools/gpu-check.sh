@@ -87,8 +87,19 @@ step_build() {
   local nvcc
   nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
   [ -n "$nvcc" ] || { echo "no nvcc: set CUDACXX or put nvcc on PATH"; return 1; }
+  # The GPU machine's image may lack GoogleTest and cannot download it: build a carried source
+  # tree (.carry/googletest, e.g. a copy of Debian's /usr/src/googletest) when none is installed.
+  local gtest=()
+  if ! ls /usr/include/gtest/gtest.h /usr/local/include/gtest/gtest.h >/dev/null 2>&1; then
+    [ -d "$ROOT/.carry/googletest" ] || { echo "GoogleTest is not installed and .carry/googletest is absent"; return 1; }
+    cmake -S "$ROOT/.carry/googletest" -B "$BUILD/googletest" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_GMOCK=OFF -DCMAKE_INSTALL_PREFIX="$BUILD/googletest-install" &&
+      cmake --build "$BUILD/googletest" -j "$JOBS" && cmake --install "$BUILD/googletest" || return 1
+    gtest=(-DGTest_ROOT="$BUILD/googletest-install")
+  fi
   cmake -S "$ROOT/packages/core-cuda" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DBSRMM_BUILD_TESTS=ON -DBSRMM_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DBSRMM_PTXAS_VERBOSE=ON || return 1
+    -DBSRMM_BUILD_TESTS=ON -DBSRMM_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DBSRMM_PTXAS_VERBOSE=ON \
+    "${gtest[@]}" || return 1
   local start=$SECONDS status
   cmake --build "$BUILD" -j "$JOBS" > "$BUILD/build.log" 2>&1
   status=$?

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       const int64_t block_rows = kM / block, block_cols = kK / block;
       const int64_t per_row = std::max<int64_t>(1, std::llround(density * double(block_cols)));
       std::vector<int32_t> row_ptr{0}, col_idx;
-      std::vector<int32_t> columns(std::size_t(block_cols));
+      std::vector<int32_t> columns(static_cast<std::size_t>(block_cols));
       for (int64_t r = 0; r < block_rows; ++r) {
         for (int64_t j = 0; j < block_cols; ++j) columns[std::size_t(j)] = int32_t(j);
         for (int64_t j = 0; j < per_row; ++j)  // partial Fisher-Yates: per_row distinct columns
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
         CHECK_BSRMM(bsrmm_context_synchronize(ctx));
         const std::string ran = bsrmm_context_last_variant(ctx);
         double diff2 = 0.0, ref2 = 0.0;
-        std::vector<uint16_t> row(std::size_t(kN));
+        std::vector<uint16_t> row(static_cast<std::size_t>(kN));
         for (std::size_t s = 0; s < rows.size(); ++s) {
           CHECK_CUDA(cudaMemcpy(row.data(), static_cast<uint16_t*>(c_dev) + rows[s] * kN, std::size_t(kN) * 2,
                                 cudaMemcpyDeviceToHost));
