@@ -4,6 +4,8 @@ protocols is in test_gpu.py."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -61,6 +63,17 @@ def test_legacy_dlpack_out_cannot_prove_it_is_writable(case):
     with pytest.raises(bsrmm.InvalidArgumentError, match="out .* read-only or cannot say"):
         bsrmm.matmul(a, np.ones((8, 6), np.float32),
                      out=DLPackOnly(np.empty((20, 6), np.float32), legacy=True))
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["dlpack1", "legacy"])
+def test_dlpack_exports_are_handed_back_after_each_call(case, legacy):
+    rng, a, _ = case
+    b = random_values(rng, (8, 6), "float32")
+    wrapped = DLPackOnly(b, legacy)
+    before = sys.getrefcount(b)  # each live export holds a reference to b
+    for _ in range(5):
+        bsrmm.matmul(a, wrapped)
+    assert sys.getrefcount(b) == before
 
 
 def test_dlpack_inputs_build_matrices(case):
