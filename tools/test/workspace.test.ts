@@ -26,12 +26,25 @@ test("the tsx that root scripts fetch with npx is the catalog's tsx", () => {
   }
 });
 
-test("every package under packages/ is named @bsrmm/<folder> (turbo.json's per-package tasks use these names)", () => {
+// packages/node is what npm users install, so it carries the public name.
+const publishedNames: Record<string, string> = { node: "bsrmm" };
+
+test("packages are named @bsrmm/<folder> (or their public name): turbo.json's per-package tasks use these", () => {
   for (const dir of readdirSync(join(repoRoot, "packages"))) {
     const manifestPath = join(repoRoot, "packages", dir, "package.json");
     if (!existsSync(manifestPath)) continue;
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
-    assert.equal(manifest.name, `@bsrmm/${dir}`, `packages/${dir}/package.json`);
+    assert.equal(manifest.name, publishedNames[dir] ?? `@bsrmm/${dir}`, `packages/${dir}/package.json`);
+  }
+});
+
+test("every package-specific task in turbo.json names a package this convention produces", () => {
+  const turbo = JSON.parse(read("turbo.json")) as { tasks: Record<string, unknown> };
+  const known = new Set(["@bsrmm/tools", ...readdirSync(join(repoRoot, "packages"))
+    .map((dir) => publishedNames[dir] ?? `@bsrmm/${dir}`)]);
+  for (const key of Object.keys(turbo.tasks)) {
+    const pkg = key.includes("#") ? key.slice(0, key.lastIndexOf("#")) : undefined;
+    if (pkg !== undefined) assert.ok(known.has(pkg), `turbo.json task ${key}: no package ${pkg}`);
   }
 });
 
