@@ -80,6 +80,21 @@ std::vector<std::string> variant_names();
 // variant that ran. Throws UNSUPPORTED when the named variant cannot take these arguments.
 std::string matmul(const MatmulArgs& args, const std::string& variant);
 
+// ---- tuning (src/tune measures the eligible variants through these) ----
+
+// The variants that support `args` on its device, the heuristic's pick first.
+std::vector<std::string> supporting_variants(const MatmulArgs& args);
+// Runs `variant` once on args.stream between two CUDA events and returns the elapsed
+// milliseconds (waits for the stop event, not for the whole device).
+double time_matmul(const MatmulArgs& args, const std::string& variant);
+
+struct DeviceIdentity {
+  std::string arch;  // "sm_90"
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+};
+// Read once per ordinal.
+DeviceIdentity device_identity(int ordinal);
+
 // Writes the transposed matrix's values: dst block t = transpose(src block src_block[t]), each
 // block_height x block_width source block becoming block_width x block_height. Device arrays.
 void transpose_blocks(const void* src, void* dst, const int32_t* src_block, int64_t nnzb,

@@ -1,6 +1,7 @@
 // The CUDA variant registry: every compiled variant (generic, sm80, sm90), and matmul(), which
 // runs the forced variant or the heuristic's pick. The pick prefers the newest family that
 // supports the arguments (sm90 > sm80 > generic), then each family's own preference.
+// supporting_variants() lists every eligible variant in that order, for the tuner.
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "cuda_backend.hpp"
@@ -8,6 +9,7 @@
 #include "runtime/device_traits.hpp"
 #include "variant.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string_view>
 
@@ -46,6 +48,27 @@ std::string describe(const MatmulArgs& args, const DeviceTraits& device) {
   return text.str();
 }
 
+// Every variant that supports the arguments, best first: newest family, then preference, then
+// registry order (the heuristic's pick is the front; the tuner measures them all).
+std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const DeviceTraits& device) {
+  struct Ranked {
+    const Variant* variant;
+    int rank;
+    int preference;
+  };
+  std::vector<Ranked> ranked;
+  for (const Variant& candidate : all_variants()) {
+    if (!candidate.supports(args, device)) continue;
+    ranked.push_back({&candidate, family_rank(candidate.name), candidate.preference(args, device)});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
+    return x.rank != y.rank ? x.rank > y.rank : x.preference > y.preference;
+  });
+  std::vector<const Variant*> variants;
+  for (const Ranked& entry : ranked) variants.push_back(entry.variant);
+  return variants;
+}
+
 }  // namespace
 
 std::vector<std::string> variant_names() {
@@ -71,25 +94,21 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
                  "' is not a CUDA variant of this build (bsrmm_variant_name lists them)");
   }
 
-  const Variant* best = nullptr;
-  int best_rank = -1;
-  int best_preference = 0;
-  for (const Variant& candidate : all_variants()) {
-    if (!candidate.supports(args, device)) continue;
-    const int rank = family_rank(candidate.name);
-    const int preference = candidate.preference(args, device);
-    if (rank > best_rank || (rank == best_rank && preference > best_preference)) {
-      best = &candidate;
-      best_rank = rank;
-      best_preference = preference;
-    }
-  }
-  if (best == nullptr)
+  const std::vector<const Variant*> ranked = ranked_supporting(args, device);
+  if (ranked.empty())
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "no CUDA kernel supports these arguments: ",
                  describe(args, device),
                  device.cc_major < 8 ? "; bsrmm's CUDA kernels need compute capability 8.0+" : "");
-  best->launch(args, device);
-  return best->name;
+  ranked.front()->launch(args, device);
+  return ranked.front()->name;
+}
+
+std::vector<std::string> supporting_variants(const MatmulArgs& args) {
+  DeviceGuard guard(args.device);
+  std::vector<std::string> names;
+  for (const Variant* variant : ranked_supporting(args, device_traits(args.device)))
+    names.push_back(variant->name);
+  return names;
 }
 
 }  // namespace bsrmm::cuda
