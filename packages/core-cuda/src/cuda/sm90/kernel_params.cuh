@@ -1,0 +1,31 @@
+// What every sm90 kernel receives, by value as a __grid_constant__ parameter: the TMA tensor
+// maps must live in parameter (or constant/global) memory for the copy engine to read them.
+#pragma once
+
+#include <bsrmm/bsrmm.h>
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+struct KernelParams {
+  CUtensorMap a_map;  // A's values as a [nnzb * block_height, block_width] tensor
+  CUtensorMap b_map;  // B as a [K, N] tensor
+  CUtensorMap c_map;  // C as a [M, N] tensor (row tiles store through it)
+  const int32_t* row_ptr;
+  const int32_t* col_idx;
+  const int32_t* row_order;  // may be null
+  void* c;
+  int64_t ldc;
+  const void* bias;  // per row of C, or null
+  int32_t block_rows;
+  int32_t n;            // columns of B and C
+  int32_t tile_slots;   // work items per N tile: block rows (row tiles) or row groups (transposed)
+  int32_t tile_count;   // tile_slots * N tiles
+  float alpha;
+  float beta;
+  bsrmm_activation activation;
+};
+
+}  // namespace bsrmm::cuda::sm90

@@ -1,0 +1,22 @@
+// The position in the shared-memory stage ring: producer and consumers walk the same sequence
+// of stages, so each keeps its own copy and advances it once per stage.
+#pragma once
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+template <int Stages>
+struct RingPosition {
+  int stage = 0;
+  uint32_t phase = 0;  // parity of the barrier phase this lap waits for
+
+  __device__ void advance() {
+    if (++stage == Stages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+}  // namespace bsrmm::cuda::sm90

@@ -1,0 +1,202 @@
+// Large blocks (64, 128): C = A * B tile by tile, one tile = one block row x TileN columns.
+//
+// Warp-specialised and persistent: warpgroup 0 is the producer (one thread issues TMA), two
+// consumer warpgroups issue wgmma. A stage holds a Block x 64 slice of one A block (64 = one
+// 128-byte swizzle row of 16-bit elements) and the matching 64 x TileN slice of B (64 rows at
+// col_idx * Block), so one block is Block / 64 stages. Block 128: each consumer owns 64 rows x
+// TileN columns (m64nTileN); block 64: both own the same 64 rows and split the N tile.
+// Every CTA walks tiles blockIdx.x, +gridDim.x, ... in N-tile-major order (the B panels of one N
+// tile stay in L2 while every block row uses them), block rows longest first (row_order).
+#pragma once
+
+#include "../common/element.cuh"
+#include "../common/epilogue_math.hpp"
+#include "epilogue_dispatch.cuh"
+#include "kernel_params.cuh"
+#include "mbarrier.cuh"
+#include "pack.cuh"
+#include "pipeline.cuh"
+#include "tma.cuh"
+#include "warpgroup.cuh"
+#include "wgmma.cuh"
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+template <int Block, int TileN>
+struct RowTileConfig {
+  static_assert(Block == 64 || Block == 128, "row tiles take 64 or 128 row blocks");
+  static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+  static constexpr int kStageK = 64;
+  static constexpr bool kSplitN = Block == 64;
+  static constexpr int kConsumerN = kSplitN ? TileN / 2 : TileN;
+  static_assert(kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
+  static constexpr int kABytes = Block * kStageK * 2;
+  static constexpr int kBChunkBytes = kStageK * 64 * 2;  // 64 K rows x 64 columns
+  static constexpr int kBBytes = (TileN / 64) * kBChunkBytes;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  // Epilogue staging per consumer: two 64 x 64 chunks (one 128B-swizzled TMA store box each);
+  // a consumer's 64 x kConsumerN tile leaves in kConsumerN / 128 passes through it.
+  static constexpr int kStagingBytes = 2 * 64 * 128;
+  static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kBarrierBytes = 256;
+  static constexpr int kStages =
+      (kSmemLimit - 1024 - kBarrierBytes - 2 * kStagingBytes) / kStageBytes;
+  static_assert(kStages >= 2);
+  static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + 2 * kStagingBytes + kBarrierBytes;
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+};
+
+template <typename T, int Block, int TileN>
+__global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Config = RowTileConfig<Block, TileN>;
+  constexpr int kStages = Config::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = align_1024(smem_raw);
+  uint8_t* staging = smem + kStages * Config::kStageBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + 2 * Config::kStagingBytes);
+  uint64_t* empty = full + kStages;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], 8);  // lane 0 of each of the 8 consumer warps
+    }
+    mbarrier_init_fence();
+    tma_prefetch_map(&p.a_map);
+    tma_prefetch_map(&p.b_map);
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    warpgroup_release_registers<Config::kProducerRegisters>();
+    if (threadIdx.x != 0) return;
+    RingPosition<kStages> ring;
+    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+      const int n_tile = tile / p.tile_slots;
+      const int slot = tile - n_tile * p.tile_slots;
+      const int row = p.row_order ? __ldg(p.row_order + slot) : slot;
+      const int n0 = n_tile * TileN;
+      const int end = __ldg(p.row_ptr + row + 1);
+      for (int q = __ldg(p.row_ptr + row); q < end; ++q) {
+        const int k0 = __ldg(p.col_idx + q) * Block;
+#pragma unroll 1
+        for (int s = 0; s < Block / Config::kStageK; ++s) {
+          mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
+          uint8_t* a_slice = smem + ring.stage * Config::kStageBytes;
+          uint8_t* b_slice = a_slice + Config::kABytes;
+          mbarrier_arrive_expect_tx(&full[ring.stage], Config::kStageBytes);
+          tma_load_2d(a_slice, &p.a_map, s * Config::kStageK, q * Block, &full[ring.stage]);
+#pragma unroll
+          for (int j = 0; j < TileN / 64; ++j)
+            tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, n0 + 64 * j,
+                        k0 + s * Config::kStageK, &full[ring.stage]);
+          ring.advance();
+        }
+      }
+    }
+  } else {
+    warpgroup_claim_registers<Config::kConsumerRegisters>();
+    const int consumer = warpgroup - 1;
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    constexpr int kN = Config::kConsumerN;
+    float acc[kN / 2];
+    RingPosition<kStages> ring;
+    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+      const int n_tile = tile / p.tile_slots;
+      const int slot = tile - n_tile * p.tile_slots;
+      const int row = p.row_order ? __ldg(p.row_order + slot) : slot;
+      const int steps = (__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row)) * (Block / Config::kStageK);
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
+      int previous = -1;
+      for (int step = 0; step < steps; ++step) {
+        mbarrier_wait(&full[ring.stage], ring.phase);
+        const uint32_t a_start = smem_address(smem + ring.stage * Config::kStageBytes) +
+                                 (Config::kSplitN ? 0 : consumer * 64 * 128);
+        const uint32_t b_start = smem_address(smem + ring.stage * Config::kStageBytes + Config::kABytes) +
+                                 (Config::kSplitN ? consumer * (kN / 64) * Config::kBChunkBytes : 0);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < Config::kStageK / 16; ++k) {
+          const uint64_t a = wgmma_descriptor(a_start + k * 32, 16, 1024, Swizzle::b128);
+          const uint64_t b = wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024,
+                                              Swizzle::b128);
+          wgmma_m64k16<T, kN, 0, 1>(acc, a, b);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+        previous = ring.stage;
+        ring.advance();
+      }
+      wgmma_wait<0>();
+      wgmma_fence_operands(acc);
+      if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+
+      // Epilogue: finish in registers (thread owns rows r and r + 8 of its warp's 16, columns
+      // 8j + 2(lane % 4) and the next), stmatrix into a 128B-swizzled staging chunk, TMA-store
+      // it. The store runs while this warpgroup starts its next tile; only the next pass's
+      // write into the same staging waits for the store to have read it.
+      const int row_base = row * Block + (Config::kSplitN ? 0 : consumer * 64);
+      const int col_base = n_tile * TileN + (Config::kSplitN ? consumer * kN : 0);
+      const int thread = threadIdx.x % 128;
+      uint8_t* my_staging = staging + consumer * Config::kStagingBytes;
+      with_epilogue_constants(p.activation, p.beta, [&](auto activation, auto accumulate) {
+        const T* c = static_cast<const T*>(p.c);
+        const T* bias = static_cast<const T*>(p.bias);
+        const float beta = decltype(accumulate)::value ? p.beta : 0.0f;
+        const int64_t r0 = row_base + warp * 16 + lane / 4;
+        const float bias_value[2] = {bias ? Element<T>::to_acc(bias[r0]) : 0.0f,
+                                     bias ? Element<T>::to_acc(bias[r0 + 8]) : 0.0f};
+#pragma unroll
+        for (int pass = 0; pass < kN / 128; ++pass) {
+          if (thread == 0) bulk_wait_read<0>();
+          named_barrier_sync(1 + consumer, 128);  // staging is free again
+#pragma unroll
+          for (int jp = 0; jp < 16; jp += 2) {
+            uint32_t fragments[4];
+#pragma unroll
+            for (int t = 0; t < 4; ++t) {  // tile t: rows +8 * (t % 2), column group j + t / 2
+              const int j = pass * 16 + jp + t / 2, mb = t % 2;
+              const int col = col_base + 8 * j + 2 * (lane % 4);
+              float old0 = 0.0f, old1 = 0.0f;
+              if constexpr (decltype(accumulate)::value) {
+                if (col < p.n) {
+                  const T* c_at = c + (r0 + 8 * mb) * p.ldc + col;
+                  old0 = Element<T>::to_acc(c_at[0]);
+                  old1 = Element<T>::to_acc(c_at[1]);
+                }
+              }
+              fragments[t] = pack_pair<T>(
+                  epilogue::finish(acc[4 * j + 2 * mb], p.alpha, beta, old0, bias_value[mb], activation.value),
+                  epilogue::finish(acc[4 * j + 2 * mb + 1], p.alpha, beta, old1, bias_value[mb], activation.value));
+            }
+            const int t = lane / 8;
+            const int staging_row = warp * 16 + 8 * (t % 2) + lane % 8;
+            const int group = jp + t / 2;  // 8-column group within this pass, 0..15
+            stmatrix_x4(my_staging + (group / 8) * 8192 + staging_row * 128 +
+                            (((group % 8) ^ (staging_row & 7)) * 16),
+                        fragments[0], fragments[1], fragments[2], fragments[3]);
+          }
+          fence_proxy_async_shared();
+          named_barrier_sync(1 + consumer, 128);
+          if (thread == 0) {
+            tma_store_2d(&p.c_map, my_staging, col_base + pass * 128, row_base);
+            tma_store_2d(&p.c_map, my_staging + 8192, col_base + pass * 128 + 64, row_base);
+            bulk_commit();
+          }
+        }
+      });
+    }
+    if (threadIdx.x % 128 == 0) bulk_wait<0>();  // stores must finish reading before exit
+  }
+#endif
+}
+
+}  // namespace bsrmm::cuda::sm90

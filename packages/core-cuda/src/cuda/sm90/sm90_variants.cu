@@ -1,0 +1,205 @@
+// The sm90 (Hopper, sm_90a) kernel variants: which arguments each one takes and how it is
+// launched. Compiled for every target in the build; outside sm_90a the kernels are empty, so
+// supports() also asks the runtime whether sm_90a machine code was actually loaded.
+#include "../runtime/cuda_check.hpp"
+#include "../variant.hpp"
+#include "row_tile_kernel.cuh"
+#include "tensor_map.hpp"
+#include "transposed_kernel.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace bsrmm::cuda {
+namespace sm90 {
+namespace {
+
+template <typename T>
+constexpr bsrmm_dtype dtype_of() {
+  return std::is_same_v<T, __half> ? BSRMM_DTYPE_F16 : BSRMM_DTYPE_BF16;
+}
+
+template <typename T>
+const char* dtype_name() {
+  return std::is_same_v<T, __half> ? "f16" : "bf16";
+}
+
+bool aligned16(const void* pointer) { return (reinterpret_cast<uintptr_t>(pointer) & 15) == 0; }
+
+// The kernel's machine code for the current device is sm_90a (not an sm_80 image that the
+// driver chose because the build left sm_90a out).
+bool runs_sm90a_code(const void* kernel) {
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.binaryVersion == 90;
+}
+
+// What every sm90 kernel needs of the arguments, whatever its block size.
+template <typename T, int Block>
+bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes) {
+  const BsrView& a = args.a;
+  const int64_t n = args.b.cols;
+  return device.cc_major == 9 && device.cc_minor == 0 &&
+         device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
+         args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == Block &&
+         a.block_width == Block && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
+         args.c.layout == BSRMM_LAYOUT_ROW_MAJOR &&
+         // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
+         a.nnzb >= 1 && a.nnzb * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
+         a.block_row_count >= 1 && a.block_row_count * Block <= INT_MAX && n >= 1 && n % 8 == 0 &&
+         n <= INT_MAX / 2 && args.b.ld % 8 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
+         aligned16(args.b.data) && aligned16(args.c.data);
+}
+
+template <typename Kernel>
+void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes, int tile_count,
+                   const MatmulArgs& args, const DeviceTraits& device, const char* name) {
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
+             "cudaFuncSetAttribute(max dynamic shared memory)");
+  const int grid = std::min(device.sm_count, tile_count);
+  kernel<<<grid, 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
+  check_launch(name);
+}
+
+KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile_n) {
+  KernelParams params{};
+  params.row_ptr = args.a.row_ptr;
+  params.col_idx = args.a.col_idx;
+  params.row_order = args.a.row_order;
+  params.c = args.c.data;
+  params.ldc = args.c.ld;
+  params.bias = args.bias;
+  params.block_rows = int32_t(args.a.block_row_count);
+  params.n = int32_t(args.b.cols);
+  params.tile_slots = tile_slots;
+  const int64_t n_tiles = (args.b.cols + tile_n - 1) / tile_n;
+  params.tile_count = int32_t(std::min<int64_t>(INT_MAX, n_tiles * tile_slots));
+  params.alpha = float(args.alpha);
+  params.beta = float(args.beta);
+  params.activation = args.activation;
+  return params;
+}
+
+Tensor2d b_tensor(const MatmulArgs& args) {
+  return {args.b.data, uint64_t(args.b.cols), uint64_t(args.b.rows), uint64_t(args.b.ld) * 2, 2};
+}
+
+Tensor2d c_tensor(const MatmulArgs& args) {
+  return {args.c.data, uint64_t(args.c.cols), uint64_t(args.c.rows), uint64_t(args.c.ld) * 2, 2};
+}
+
+Tensor2d values_tensor(const BsrView& a) {
+  return {a.values, uint64_t(a.block_width), uint64_t(a.nnzb) * a.block_height,
+          uint64_t(a.block_width) * 2, 2};
+}
+
+bool tile_count_fits(const MatmulArgs& args, int64_t slots, int tile_n) {
+  return slots * ((args.b.cols + tile_n - 1) / tile_n) <= INT_MAX;
+}
+
+// ---- row tiles: blocks 64 and 128 ----
+
+template <typename T, int Block, int TileN>
+struct RowTileVariant {
+  using Config = RowTileConfig<Block, TileN>;
+  static constexpr auto kernel = row_tile_kernel<T, Block, TileN>;
+
+  static std::string name() {
+    return std::string("sm90a_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+           "_rowtile_n" + std::to_string(TileN);
+  }
+
+  static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
+    if (!supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    if (!tile_count_fits(args, args.a.block_row_count, TileN)) return false;
+    static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
+    return has_code;
+  }
+
+  static void launch(const MatmulArgs& args, const DeviceTraits& device) {
+    KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN);
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block, TmaSwizzle::b128);
+    params.b_map = make_tensor_map_2d(b_tensor(args), 64, 64, TmaSwizzle::b128);
+    params.c_map = make_tensor_map_2d(c_tensor(args), 64, 64, TmaSwizzle::b128);
+    launch_kernel(kernel, params, Config::kSmemBytes, params.tile_count, args, device,
+                  "sm90 row_tile_kernel");
+  }
+
+  // Wider N tiles halve the A traffic per flop but need N to fill them.
+  static int preference(const MatmulArgs& args, const DeviceTraits&) {
+    return args.b.cols >= TileN ? 100 + TileN / 64 : 90;
+  }
+};
+
+// ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
+
+template <typename T, int Block>
+struct TransposedVariant {
+  using Config = TransposedConfig<Block>;
+  static constexpr auto kernel = transposed_kernel<T, Block>;
+
+  static std::string name() {
+    return std::string("sm90a_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+           "_transposed_r256_n128";
+  }
+
+  static int64_t groups(const MatmulArgs& args) {
+    return (args.a.block_row_count + Config::kGroup - 1) / Config::kGroup;
+  }
+
+  static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
+    if (!supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
+    static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
+    return has_code;
+  }
+
+  static void launch(const MatmulArgs& args, const DeviceTraits& device) {
+    KernelParams params = base_params(args, int32_t(groups(args)), Config::kTileN);
+    const TmaSwizzle a_swizzle =
+        Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
+    params.b_map = make_tensor_map_2d(b_tensor(args), 64, Block, TmaSwizzle::b128);
+    launch_kernel(kernel, params, Config::kSmemBytes, params.tile_count, args, device,
+                  "sm90 transposed_kernel");
+  }
+
+  static int preference(const MatmulArgs&, const DeviceTraits&) { return Block == 64 ? 50 : 100; }
+};
+
+template <typename V>
+Variant make_variant() {
+  return Variant{V::name(), &V::supports, &V::launch, &V::preference};
+}
+
+template <typename T>
+void append_variants(std::vector<Variant>& list) {
+  // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
+  list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
+  list.push_back(make_variant<TransposedVariant<T, 64>>());
+  list.push_back(make_variant<TransposedVariant<T, 32>>());
+  list.push_back(make_variant<TransposedVariant<T, 16>>());
+}
+
+}  // namespace
+}  // namespace sm90
+
+std::vector<Variant> sm90_variants() {
+  std::vector<Variant> list;
+  sm90::append_variants<__half>(list);
+  sm90::append_variants<__nv_bfloat16>(list);
+  return list;
+}
+
+}  // namespace bsrmm::cuda

@@ -1,0 +1,22 @@
+// Shared-memory addresses as the PTX below wants them: 32-bit offsets in the shared window.
+#pragma once
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+__device__ inline uint32_t smem_address(const void* pointer) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+}  // namespace bsrmm::cuda::sm90
+
+namespace bsrmm::cuda::sm90 {
+
+// Dynamic shared memory is only 16-byte aligned; 128B-swizzled tiles must start on 1024 bytes.
+__device__ inline uint8_t* align_1024(uint8_t* pointer) {
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(pointer) + 1023) &
+                                    ~uintptr_t(1023));
+}
+
+}  // namespace bsrmm::cuda::sm90

@@ -1,0 +1,29 @@
+// Host side of TMA: tensor maps (the copy engine's description of a global 2D tensor and the box
+// it moves) for the sm90 kernels. cuTensorMapEncodeTiled is a driver API function; the library
+// links the runtime statically and never links libcuda, so the function is fetched from the
+// driver at first use through cudaGetDriverEntryPointByVersion.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+enum class TmaSwizzle { b32, b64, b128 };
+
+struct Tensor2d {
+  const void* data;        // 16-byte aligned
+  uint64_t cols;           // innermost extent, elements
+  uint64_t rows;
+  uint64_t row_bytes;      // stride between rows: a multiple of 16
+  uint32_t element_bytes;  // 2: f16 / bf16
+};
+
+// A map whose box is box_cols x box_rows elements, landing in shared memory with `swizzle`
+// (box_cols * element_bytes must not exceed the swizzle width). Elements outside the tensor
+// read as zero. Throws bsrmm::detail::Error when the driver rejects the description.
+CUtensorMap make_tensor_map_2d(const Tensor2d& tensor, uint32_t box_cols, uint32_t box_rows,
+                               TmaSwizzle swizzle);
+
+}  // namespace bsrmm::cuda::sm90

@@ -1,0 +1,298 @@
+// Small blocks (16, 32; 64 also compiles): C^T = B^T A^T, so the dense side fills the wgmma M.
+//
+// A 16x16 block cannot fill wgmma's 64-row M, but 64 columns of N can: each consumer warpgroup
+// computes D = (64 columns of B)^T x (A blocks)^T. A tile is Group consecutive block rows (256
+// rows of C) x 128 columns (64 per consumer). B panels are the scarce resource (each B row slice
+// is used once per A block that touches it, and there is no other reuse), so the producer walks
+// the union of the group's column indices in order and loads each B slice once for all rows of
+// the group that contain that column: a stage = one column c: the Block x 128 slice of B at rows
+// c * Block, plus the A blocks of the rows that have column c (slot g for block row g);
+// meta[stage] is the bit set of those rows, 0 meaning "tile done".
+// The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): one m64n64
+// wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
+// 64-row operand. Rows of an active unit without a block in this column must read as zero, so
+// the producer clears the slots that still hold an older column's block (dirty[stage]).
+// Testing 4 units instead of 16 rows keeps the per-column instruction count low; measured on an
+// H100, a branch per row (or a jump per present row) cost more issue time than the tensor work.
+// Accumulators: 4 units x 32 floats per thread. The epilogue transposes through shared memory
+// (stmatrix.trans) so C rows are stored 16 bytes at a time.
+#pragma once
+
+#include "../common/element.cuh"
+#include "../common/epilogue_math.hpp"
+#include "epilogue_dispatch.cuh"
+#include "kernel_params.cuh"
+#include "mbarrier.cuh"
+#include "pack.cuh"
+#include "pipeline.cuh"
+#include "tma.cuh"
+#include "warpgroup.cuh"
+#include "wgmma.cuh"
+
+#include <climits>
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+template <int Block>
+struct TransposedConfig {
+  static_assert(Block == 16 || Block == 32 || Block == 64);
+  static constexpr int kThreads = 384;
+  static constexpr int kRows = 256;              // C rows per tile
+  static constexpr int kGroup = kRows / Block;   // block rows per tile (<= 16: one producer lane each)
+  static constexpr int kTileN = 128;             // 64 columns per consumer warpgroup
+  static constexpr int kBChunkBytes = Block * 128;  // Block K rows x 64 columns
+  static constexpr int kBBytes = 2 * kBChunkBytes;
+  static constexpr int kABytes = Block * Block * 2;
+  static constexpr int kStageBytes = kBBytes + kGroup * kABytes;
+  static constexpr int kStagingBytes = 2 * kRows * 128;  // per consumer: 256 rows x 64 columns
+  static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kStagesFit = (kSmemLimit - 1024 - kStagingBytes - 512) / kStageBytes;
+  static constexpr int kStages = kStagesFit > 16 ? 16 : kStagesFit;
+  static_assert(kStages >= 2);
+  static constexpr int kSmemBytes = 1024 + kStagingBytes + kStages * kStageBytes + kStages * 24;
+  static constexpr int kUnits = kRows / 64;
+  static constexpr int kRowsPerUnit = 64 / Block;  // block rows in one 64-row unit
+  static constexpr uint32_t kUnitMask = (1u << kRowsPerUnit) - 1;
+  // The A block's rows (Block * 2 bytes) set the swizzle its K-major operand uses.
+  static constexpr Swizzle kASwizzle =
+      Block == 16 ? Swizzle::b32 : Block == 32 ? Swizzle::b64 : Swizzle::b128;
+  static constexpr uint32_t kAGroupBytes = 8 * Block * 2;  // 8 rows: the descriptor's SBO
+  // wgmma groups (one per stage) left running before a stage is released: small blocks give
+  // each stage only a few short wgmma, so waiting for the previous one alone left the tensor
+  // cores idle for most of each wgmma's latency.
+  static constexpr int kInFlight = kStages >= 12 ? 4 : kStages >= 6 ? 2 : 1;
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+};
+
+// The rows of every 64-row unit that has at least one of `rows`.
+template <typename Config>
+__device__ inline uint32_t active_units_of(uint32_t rows) {
+  uint32_t units = 0;
+#pragma unroll
+  for (int u = 0; u < Config::kUnits; ++u)
+    if ((rows >> (u * Config::kRowsPerUnit)) & Config::kUnitMask)
+      units |= Config::kUnitMask << (u * Config::kRowsPerUnit);
+  return units;
+}
+
+// One 64-row unit against this consumer's 64 columns of the B slice: Block / 16 k-steps of
+// m64n64k16. k-steps advance the B slice by 16 rows (2048 bytes) and the A rows by 32 bytes
+// (16 elements of their K-major rows); descriptors count 16-byte units in their low bits.
+template <typename T, int Block>
+__device__ __forceinline__ void issue_unit(float (&acc)[32], uint64_t b_chunk, uint64_t a_unit) {
+#pragma unroll
+  for (int k = 0; k < Block / 16; ++k)
+    wgmma_m64k16<T, 64, 1, 0>(acc, b_chunk + uint64_t(k * (2048 >> 4)), a_unit + uint64_t(k * 2));
+}
+
+template <typename T, int Block>
+__global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constant__ KernelParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Config = TransposedConfig<Block>;
+  constexpr int kStages = Config::kStages;
+  constexpr int kGroup = Config::kGroup;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = align_1024(smem_raw);
+  uint8_t* staging = smem;
+  uint8_t* stages = smem + Config::kStagingBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(stages + kStages * Config::kStageBytes);
+  uint64_t* empty = full + kStages;
+  uint32_t* meta = reinterpret_cast<uint32_t*>(empty + kStages);
+  uint32_t* dirty = meta + kStages;  // slots holding a block from an earlier column (producer only)
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], 8);  // lane 0 of each of the 8 consumer warps
+    }
+    mbarrier_init_fence();
+    tma_prefetch_map(&p.a_map);
+    tma_prefetch_map(&p.b_map);
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  const int lane = threadIdx.x % 32;
+  if (warpgroup == 0) {
+    warpgroup_release_registers<Config::kProducerRegisters>();
+    if (threadIdx.x >= 32) return;
+    if (lane < kStages) dirty[lane] = (1u << kGroup) - 1;  // shared memory starts undefined
+    __syncwarp();
+    // One warp: lane g < kGroup follows block row g of the group; lanes 30 and 31 load the two
+    // 64-column halves of each B slice.
+    RingPosition<kStages> ring;
+    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+      const int n_tile = tile / p.tile_slots;
+      const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
+      int q = 0, end = 0;
+      if (lane < kGroup && first_row + lane < p.block_rows) {
+        q = __ldg(p.row_ptr + first_row + lane);
+        end = __ldg(p.row_ptr + first_row + lane + 1);
+      }
+      // The next column is loaded one step ahead so its latency hides behind other lanes' work.
+      int head = q < end ? __ldg(p.col_idx + q) : INT_MAX;
+      int next = q + 1 < end ? __ldg(p.col_idx + q + 1) : INT_MAX;
+      for (;;) {
+        const int column = __reduce_min_sync(0xffffffffu, head);
+        const uint32_t rows = column == INT_MAX ? 0u : __ballot_sync(0xffffffffu, head == column);
+        mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
+        uint8_t* stage = stages + ring.stage * Config::kStageBytes;
+        if (rows) {
+          // Absent rows of an active unit are read by its wgmma: clear the stale ones.
+          const uint32_t cleared = dirty[ring.stage] & ~rows & active_units_of<Config>(rows);
+          for (uint32_t stale = cleared; stale; stale &= stale - 1) {
+            uint4* slot = reinterpret_cast<uint4*>(stage + Config::kBBytes +
+                                                   (__ffs(stale) - 1) * Config::kABytes);
+#pragma unroll
+            for (int i = lane; i < Config::kABytes / 16; i += 32) slot[i] = make_uint4(0, 0, 0, 0);
+          }
+          fence_proxy_async_shared();  // the zeros are read by wgmma (async proxy)
+          __syncwarp();
+        }
+        if (lane == 0) {
+          if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active_units_of<Config>(rows)) | rows;
+          meta[ring.stage] = rows;
+          mbarrier_arrive_expect_tx(&full[ring.stage],
+                                    rows ? Config::kBBytes + __popc(rows) * Config::kABytes : 0);
+        }
+        __syncwarp();
+        if (rows & (1u << lane)) {
+          tma_load_2d(stage + Config::kBBytes + lane * Config::kABytes, &p.a_map, 0, q * Block,
+                      &full[ring.stage]);
+          ++q;
+          head = next;
+          next = q + 1 < end ? __ldg(p.col_idx + q + 1) : INT_MAX;
+        }
+        if (rows && lane >= 30) {
+          const int half = lane - 30;
+          tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
+                      n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
+        }
+        ring.advance();
+        if (!rows) break;
+      }
+    }
+  } else {
+    warpgroup_claim_registers<Config::kConsumerRegisters>();
+    const int consumer = warpgroup - 1;
+    const int thread = threadIdx.x % 128;
+    const int warp = thread / 32;
+    constexpr int kUnits = Config::kUnits;
+    float acc[kUnits][32];
+    RingPosition<kStages> ring;     // next stage to consume
+    RingPosition<kStages> release;  // oldest stage not yet handed back to the producer
+    uint8_t* my_staging = staging + consumer * (Config::kRows * 128);
+    T* c = static_cast<T*>(p.c);
+    const T* bias = static_cast<const T*>(p.bias);
+    const int64_t c_rows = int64_t(p.block_rows) * Block;
+
+    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+      const int n_tile = tile / p.tile_slots;
+      const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
+#pragma unroll
+      for (int u = 0; u < kUnits; ++u)
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc[u][i] = 0.0f;
+
+      int in_flight = 0;  // stages whose wgmma may still read them, oldest at `release`
+      for (;;) {
+        mbarrier_wait(&full[ring.stage], ring.phase);
+        // Broadcast from lane 0 so ptxas sees a warp-uniform value: a branch it must treat as
+        // divergent around wgmma makes it serialise every wgmma.
+        const uint32_t rows = __shfl_sync(0xffffffffu, meta[ring.stage], 0);
+        if (rows == 0) {
+          wgmma_wait<0>();
+          if (lane == 0) {
+            for (int i = 0; i < in_flight; ++i, release.advance()) mbarrier_arrive(&empty[release.stage]);
+            mbarrier_arrive(&empty[ring.stage]);
+          }
+          ring.advance();
+          release = ring;
+          break;
+        }
+        const uint32_t stage = smem_address(stages + ring.stage * Config::kStageBytes);
+        const uint64_t b_chunk = wgmma_descriptor(stage + consumer * Config::kBChunkBytes,
+                                                  Config::kBChunkBytes, 1024, Swizzle::b128);
+        const uint64_t a_slots = wgmma_descriptor(stage + Config::kBBytes, 16,
+                                                  Config::kAGroupBytes, Config::kASwizzle);
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) {
+          if ((rows >> (u * Config::kRowsPerUnit)) & Config::kUnitMask) {
+            wgmma_fence();
+            issue_unit<T, Block>(acc[u], b_chunk,
+                                 a_slots + uint64_t(u * ((64 * Block * 2) >> 4)));
+          }
+        }
+        wgmma_commit();
+        ring.advance();
+        if (++in_flight > Config::kInFlight) {
+          wgmma_wait<Config::kInFlight>();
+          if (lane == 0) mbarrier_arrive(&empty[release.stage]);
+          release.advance();
+          --in_flight;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnits; ++u) wgmma_fence_operands(acc[u]);
+
+      // Epilogue. Thread holds D[m][n] for m = 16 warp + lane/4 (+8), n = 8j + 2(lane%4) (+1),
+      // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a 256 x 64
+      // staging tile (16-byte chunks XOR-swizzled by row so the 8 rows of one stmatrix land in
+      // different banks), then store whole 128-byte row segments.
+      const int column_base = n_tile * Config::kTileN + consumer * 64;
+      named_barrier_sync(1 + consumer, 128);  // the previous tile's stores have read staging
+      with_epilogue_constants(p.activation, p.beta, [&](auto activation, auto accumulate) {
+        const float beta = decltype(accumulate)::value ? p.beta : 0.0f;
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) {
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
+            // A block row is valid for all 16 rows or none (Block >= 16).
+            if (first_row + (u * 64 + 16 * jj) / Block >= p.block_rows) continue;
+            uint32_t fragments[2][2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int j = 2 * jj + h;  // 8-row group of the unit
+              const int64_t row = int64_t(first_row) * Block + u * 64 + 8 * j + 2 * (lane % 4);
+              const float bias0 = bias ? Element<T>::to_acc(bias[row]) : 0.0f;
+              const float bias1 = bias ? Element<T>::to_acc(bias[row + 1]) : 0.0f;
+#pragma unroll
+              for (int mb = 0; mb < 2; ++mb) {
+                const int column = column_base + warp * 16 + 8 * mb + lane / 4;
+                float old0 = 0.0f, old1 = 0.0f;
+                if (decltype(accumulate)::value && column < p.n) {
+                  old0 = Element<T>::to_acc(c[row * p.ldc + column]);
+                  old1 = Element<T>::to_acc(c[(row + 1) * p.ldc + column]);
+                }
+                fragments[h][mb] = pack_pair<T>(
+                    epilogue::finish(acc[u][4 * j + 2 * mb], p.alpha, beta, old0, bias0, activation.value),
+                    epilogue::finish(acc[u][4 * j + 2 * mb + 1], p.alpha, beta, old1, bias1, activation.value));
+              }
+            }
+            const int tile_index = lane / 8;  // which of the 4 tiles this lane addresses
+            const int staging_row = u * 64 + 16 * jj + 8 * (tile_index / 2) + lane % 8;
+            const int chunk = 2 * warp + tile_index % 2;
+            stmatrix_x4_trans(my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16),
+                              fragments[0][0], fragments[0][1], fragments[1][0], fragments[1][1]);
+          }
+        }
+      });
+      named_barrier_sync(1 + consumer, 128);
+#pragma unroll 4
+      for (int pass = 0; pass < Config::kRows / 16; ++pass) {
+        const int staging_row = pass * 16 + thread / 8;
+        const int chunk = thread % 8;
+        const int64_t row = int64_t(first_row) * Block + staging_row;
+        const int column = column_base + 8 * chunk;
+        if (row < c_rows && column < p.n)
+          *reinterpret_cast<uint4*>(c + row * p.ldc + column) = *reinterpret_cast<const uint4*>(
+              my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16));
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace bsrmm::cuda::sm90
