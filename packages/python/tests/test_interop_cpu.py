@@ -82,6 +82,13 @@ def test_dlpack_inputs_build_matrices(case):
     a = bsrmm.BsrMatrix.from_arrays(DLPackOnly(indptr), DLPackOnly(indices), DLPackOnly(data),
                                     (6, 6))
     np.testing.assert_array_equal(a.to_dense(), dense_from_bsr(indptr, indices, data, (6, 6)))
+    # Other index types and non-contiguous data are copied on the host, DLPack-only or not.
+    spread = np.zeros((len(indices), 2, 4))
+    spread[:, :, ::2] = data
+    b = bsrmm.BsrMatrix.from_arrays(DLPackOnly(indptr.astype(np.int16)),
+                                    DLPackOnly(indices.astype(np.uint8)),
+                                    DLPackOnly(spread[:, :, ::2]), (6, 6))
+    np.testing.assert_array_equal(b.to_dense(), a.to_dense())
 
 
 # ---- torch on the CPU ----

@@ -63,7 +63,14 @@ def _host_or_device_view(obj: Any, argument: str, stream: Optional[int]) -> _arr
                 f"{argument} is a non-contiguous device array (shape {array_view.shape}, element "
                 f"strides {array_view.strides}); make it contiguous first"
             )
-    return _arrays.view(np.ascontiguousarray(obj), argument)
+    return _arrays.view(np.ascontiguousarray(_host_array(obj)), argument)
+
+
+def _host_array(obj: Any) -> np.ndarray:
+    """A host array as numpy (DLPack-only producers included), for construction's copies."""
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        return np.from_dlpack(obj)
+    return np.asarray(obj)
 
 
 def _index_views(
@@ -71,10 +78,7 @@ def _index_views(
 ) -> Tuple[_arrays.ArrayView, _arrays.ArrayView, int]:
     """Both index arrays in one index type (the ABI takes one for both). Host arrays of other
     integer types, or of two different types, are widened to int64; device arrays must agree."""
-    if (
-        indptr.dtype == indices.dtype
-        and indptr.dtype in _dtypes.INDEX_CODES
-    ):
+    if indptr.dtype == indices.dtype and indptr.dtype in _dtypes.INDEX_CODES:
         return indptr, indices, _dtypes.index_code(indptr.dtype, "indptr")
     for name, v in (("indptr", indptr), ("indices", indices)):
         if is_cuda(v.device):
@@ -87,7 +91,7 @@ def _index_views(
         if v.size and not np.issubdtype(np.dtype(v.dtype), np.integer):
             raise UnsupportedError(f"{name} has dtype {v.dtype}; indices must be integers")
     widened = [
-        _arrays.view(np.ascontiguousarray(np.asarray(v.source), dtype=np.int64), name)
+        _arrays.view(np.ascontiguousarray(_host_array(v.source), dtype=np.int64), name)
         for name, v in (("indptr", indptr), ("indices", indices))
     ]
     return widened[0], widened[1], _core.INDEX_I64
