@@ -286,6 +286,8 @@ def test_scalar_and_option_checks(a):
         bsrmm.matmul(a, b, beta=None, out=np.empty((8, 3), np.float32))
     with raises(bsrmm.InvalidArgumentError, "activation", "'tanh'"):
         bsrmm.matmul(a, b, activation="tanh")
+    with raises(bsrmm.InvalidArgumentError, "activation"):
+        bsrmm.matmul(a, b, activation=["relu"])
     with raises(bsrmm.UnsupportedError, "context"):
         bsrmm.matmul(a, b, context="cpu")
 

@@ -47,7 +47,7 @@ def matmul(
     a, transpose = _unwrap(A, transpose_a)
     ctx = _context_for(a, context)
     alpha, beta = _scalar(alpha, "alpha"), _scalar(beta, "beta")
-    if activation not in _ACTIVATIONS:
+    if not (activation is None or isinstance(activation, str)) or activation not in _ACTIVATIONS:
         raise InvalidArgumentError(
             f"activation must be None, 'relu', 'gelu' or 'silu'; got {activation!r}"
         )
