@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) tensorop_matmul_kernel(const Te
   const int32_t last = __ldg(p.row_ptr + tile.block_row + 1);
   const int32_t steps = (last - first) * (p.block_width / Cfg::kKC);
 
-  const OperandLoader<Cfg> loader{p, a_row0, n0};
+  const OperandLoader<Cfg> loader(p, a_row0, n0);
   int32_t load_block = first;
   int32_t load_kc = 0;
   // The next block's column is fetched as soon as the current one is done with, so the copy
