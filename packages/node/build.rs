@@ -1,0 +1,4 @@
+//! napi-rs link setup for a Node addon.
+fn main() {
+    napi_build::setup();
+}

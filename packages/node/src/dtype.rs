@@ -1,0 +1,79 @@
+//! Element types across the JS boundary: JS hands over raw bytes plus a dtype name; results go
+//! back as the matching TypedArray (f16 and bf16 as Uint16Array bits).
+
+use bsrmm::{bf16, f16, DType, Element};
+use napi::bindgen_prelude::{Either3, Float32Array, Float64Array, Uint16Array};
+
+use crate::error::invalid;
+
+pub fn parse(name: &str) -> napi::Result<DType> {
+    match name {
+        "f32" => Ok(DType::F32),
+        "f64" => Ok(DType::F64),
+        "f16" => Ok(DType::F16),
+        "bf16" => Ok(DType::BF16),
+        other => Err(invalid(format!("dtype {other:?}: expected \"f32\", \"f64\", \"f16\" or \"bf16\""))),
+    }
+}
+
+/// Copies `bytes` into a vector of `T` (every supported T is plain old data: any bit pattern is
+/// a value). The copy also decouples the data from the JS buffer, which JS may change while a
+/// multiply runs on another thread.
+pub fn to_vec<T: Element>(what: &str, bytes: &[u8]) -> napi::Result<Vec<T>> {
+    let size = std::mem::size_of::<T>();
+    if bytes.len() % size != 0 {
+        return Err(invalid(format!("{what}: {} bytes is not a whole number of {}-byte elements", bytes.len(), size)));
+    }
+    let mut out = vec![T::default(); bytes.len() / size];
+    // SAFETY: `out` holds exactly bytes.len() bytes; T is plain old data (f32, f64, f16, bf16).
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
+    Ok(out)
+}
+
+/// A dense result on its way to JS.
+pub enum HostArray {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+}
+
+/// What JS receives: Float32Array, Float64Array, or Uint16Array (f16 / bf16 bits).
+pub type JsArray = Either3<Float32Array, Float64Array, Uint16Array>;
+
+impl HostArray {
+    pub fn into_js(self) -> JsArray {
+        match self {
+            HostArray::F32(v) => Either3::A(Float32Array::new(v)),
+            HostArray::F64(v) => Either3::B(Float64Array::new(v)),
+            HostArray::F16(v) => Either3::C(Uint16Array::new(v.into_iter().map(f16::to_bits).collect())),
+            HostArray::BF16(v) => Either3::C(Uint16Array::new(v.into_iter().map(bf16::to_bits).collect())),
+        }
+    }
+}
+
+/// Per-dtype dispatch for generic code: `T` to its HostArray variant.
+pub trait JsElement: Element {
+    fn wrap(values: Vec<Self>) -> HostArray;
+}
+
+impl JsElement for f32 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::F32(values)
+    }
+}
+impl JsElement for f64 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::F64(values)
+    }
+}
+impl JsElement for f16 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::F16(values)
+    }
+}
+impl JsElement for bf16 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::BF16(values)
+    }
+}

@@ -1,0 +1,41 @@
+//! The native half of the `bsrmm` npm package: a translation layer from JS values to the
+//! `bsrmm` Rust crate. Argument checks that JS can do (types, lengths, shapes) live in the
+//! TypeScript layer; everything here still refuses bad input with an error, never a crash.
+//!
+//! Errors reach JS with the message `"<C status name>: <core message>"`; the TypeScript layer
+//! turns that into a `BsrmmError` with a `code`.
+
+mod device;
+mod dtype;
+mod error;
+mod matrix;
+mod tasks;
+
+pub use matrix::NativeBsrMatrix;
+pub use tasks::matmul::{matmul, matmul_sync, MatmulTask};
+
+use napi_derive::napi;
+
+/// The core's version.
+#[napi]
+pub fn version() -> String {
+    bsrmm::version()
+}
+
+/// Whether the core was built with CUDA kernels.
+#[napi]
+pub fn cuda_compiled() -> bool {
+    bsrmm::cuda_compiled()
+}
+
+/// Usable CUDA devices (0 when there are none, for whatever reason).
+#[napi]
+pub fn cuda_device_count() -> u32 {
+    bsrmm::cuda_device_count().map_or(0, |n| n as u32)
+}
+
+/// Kernel variants compiled into the core.
+#[napi]
+pub fn variants() -> Vec<String> {
+    bsrmm::variants()
+}

@@ -1,0 +1,225 @@
+//! `NativeBsrMatrix`: an owned bsrmm matrix of any dtype, on any device, held by a JS object.
+
+use std::sync::Arc;
+
+use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DType, DenseRef, Device, Layout};
+use napi::bindgen_prelude::{Int32Array, Uint8Array};
+use napi_derive::napi;
+
+use crate::device;
+use crate::dtype::{self, JsArray, JsElement};
+use crate::error::{invalid, IntoNapi};
+
+/// One matrix whatever its element type; `with_matrix!` runs generic code on it.
+pub enum AnyMatrix {
+    F32(BsrMatrix<f32>),
+    F64(BsrMatrix<f64>),
+    F16(BsrMatrix<f16>),
+    BF16(BsrMatrix<bf16>),
+}
+
+macro_rules! with_matrix {
+    ($any:expr, |$m:ident| $body:expr) => {
+        match $any {
+            $crate::matrix::AnyMatrix::F32($m) => $body,
+            $crate::matrix::AnyMatrix::F64($m) => $body,
+            $crate::matrix::AnyMatrix::F16($m) => $body,
+            $crate::matrix::AnyMatrix::BF16($m) => $body,
+        }
+    };
+}
+pub(crate) use with_matrix;
+
+macro_rules! with_dtype {
+    ($dtype:expr, |$t:ident| $body:expr) => {
+        match $dtype {
+            DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            DType::F64 => {
+                type $t = f64;
+                $body
+            }
+            DType::F16 => {
+                type $t = f16;
+                $body
+            }
+            DType::BF16 => {
+                type $t = bf16;
+                $body
+            }
+        }
+    };
+}
+
+trait IntoAny: bsrmm::Element {
+    fn into_any(m: BsrMatrix<Self>) -> AnyMatrix;
+}
+impl IntoAny for f32 {
+    fn into_any(m: BsrMatrix<f32>) -> AnyMatrix {
+        AnyMatrix::F32(m)
+    }
+}
+impl IntoAny for f64 {
+    fn into_any(m: BsrMatrix<f64>) -> AnyMatrix {
+        AnyMatrix::F64(m)
+    }
+}
+impl IntoAny for f16 {
+    fn into_any(m: BsrMatrix<f16>) -> AnyMatrix {
+        AnyMatrix::F16(m)
+    }
+}
+impl IntoAny for bf16 {
+    fn into_any(m: BsrMatrix<bf16>) -> AnyMatrix {
+        AnyMatrix::BF16(m)
+    }
+}
+
+pub fn parse_layout(name: &str) -> napi::Result<Layout> {
+    match name {
+        "row-major" => Ok(Layout::RowMajor),
+        "col-major" => Ok(Layout::ColMajor),
+        other => Err(invalid(format!("layout {other:?}: expected \"row-major\" or \"col-major\""))),
+    }
+}
+
+pub fn size(what: &str, value: i64) -> napi::Result<usize> {
+    usize::try_from(value).map_err(|_| invalid(format!("{what} = {value} must be a non-negative integer")))
+}
+
+/// Matrices are built on the host, then copied to the device they are meant for.
+fn place<T: bsrmm::Element>(m: BsrMatrix<T>, device: Device) -> napi::Result<BsrMatrix<T>> {
+    if device == Device::Cpu {
+        return Ok(m);
+    }
+    m.copy_to(&device::context(device)?).napi()
+}
+
+/// The block structure of a matrix and its values, copied out to JS.
+#[napi(object)]
+pub struct NativeBsrParts {
+    pub row_ptr: Int32Array,
+    pub col_idx: Int32Array,
+    pub values: JsArray,
+}
+
+/// A validated BSR matrix owned by the core (see the `BsrMatrix` TypeScript class).
+#[napi]
+pub struct NativeBsrMatrix {
+    pub(crate) inner: Arc<AnyMatrix>,
+}
+
+#[napi]
+impl NativeBsrMatrix {
+    /// From CSR-of-blocks arrays; `values` are the raw bytes of the dtype's elements.
+    #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_bsr(
+        rows: i64,
+        cols: i64,
+        block_height: i64,
+        block_width: i64,
+        row_ptr: Int32Array,
+        col_idx: Int32Array,
+        values: Uint8Array,
+        dtype: String,
+        device: String,
+        sort_indices: bool,
+    ) -> napi::Result<Self> {
+        let (rows, cols) = (size("rows", rows)?, size("cols", cols)?);
+        let block = (size("blockHeight", block_height)?, size("blockWidth", block_width)?);
+        let device = device::parse(&device)?;
+        let host = device::context(Device::Cpu)?;
+        let options = CreateOptions { sort_indices };
+        let inner = with_dtype!(dtype::parse(&dtype)?, |T| {
+            let values = dtype::to_vec::<T>("values", &values)?;
+            let m = BsrMatrix::from_bsr(&host, rows, cols, block, &row_ptr, &col_idx, &values, options).napi()?;
+            T::into_any(place(m, device)?)
+        });
+        Ok(NativeBsrMatrix { inner: Arc::new(inner) })
+    }
+
+    /// Keeps every block of a dense host matrix that holds a non-zero.
+    #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_dense(
+        data: Uint8Array,
+        rows: i64,
+        cols: i64,
+        layout: String,
+        dtype: String,
+        block_height: i64,
+        block_width: i64,
+        device: String,
+    ) -> napi::Result<Self> {
+        let (rows, cols) = (size("rows", rows)?, size("cols", cols)?);
+        let block = (size("blockHeight", block_height)?, size("blockWidth", block_width)?);
+        let layout = parse_layout(&layout)?;
+        let device = device::parse(&device)?;
+        let host = device::context(Device::Cpu)?;
+        let inner = with_dtype!(dtype::parse(&dtype)?, |T| {
+            let data = dtype::to_vec::<T>("data", &data)?;
+            let view = DenseRef::packed(&data, rows, cols, layout).napi()?;
+            T::into_any(place(BsrMatrix::from_dense(&host, view, block).napi()?, device)?)
+        });
+        Ok(NativeBsrMatrix { inner: Arc::new(inner) })
+    }
+
+    #[napi(getter)]
+    pub fn rows(&self) -> f64 {
+        with_matrix!(&*self.inner, |m| m.rows() as f64)
+    }
+
+    #[napi(getter)]
+    pub fn cols(&self) -> f64 {
+        with_matrix!(&*self.inner, |m| m.cols() as f64)
+    }
+
+    #[napi(getter)]
+    pub fn block_height(&self) -> f64 {
+        with_matrix!(&*self.inner, |m| m.block_shape().0 as f64)
+    }
+
+    #[napi(getter)]
+    pub fn block_width(&self) -> f64 {
+        with_matrix!(&*self.inner, |m| m.block_shape().1 as f64)
+    }
+
+    /// Stored blocks.
+    #[napi(getter)]
+    pub fn nnzb(&self) -> f64 {
+        with_matrix!(&*self.inner, |m| m.nnzb() as f64)
+    }
+
+    #[napi(getter)]
+    pub fn dtype(&self) -> String {
+        with_matrix!(&*self.inner, |m| m.dtype().name().to_owned())
+    }
+
+    #[napi(getter)]
+    pub fn device(&self) -> String {
+        with_matrix!(&*self.inner, |m| m.device().to_string())
+    }
+
+    /// The matrix as a dense host array in `layout` order.
+    #[napi]
+    pub fn to_dense(&self, layout: String) -> napi::Result<JsArray> {
+        let layout = parse_layout(&layout)?;
+        Ok(with_matrix!(&*self.inner, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())
+    }
+
+    /// The three BSR arrays, copied to the host.
+    #[napi]
+    pub fn export(&self) -> napi::Result<NativeBsrParts> {
+        with_matrix!(&*self.inner, |m| {
+            let parts = m.export::<i32>().napi()?;
+            Ok(NativeBsrParts {
+                row_ptr: Int32Array::new(parts.row_ptr),
+                col_idx: Int32Array::new(parts.col_idx),
+                values: JsElement::wrap(parts.values).into_js(),
+            })
+        })
+    }
+}

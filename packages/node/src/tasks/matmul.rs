@@ -1,0 +1,147 @@
+//! The multiply, as an AsyncTask (Promise, libuv worker thread) and synchronously.
+//!
+//! Operands are copied out of their JS buffers when the call is made, on the main thread: JS
+//! may change or drop its arrays while the worker runs, and the core must never see that.
+
+use std::sync::Arc;
+
+use bsrmm::{Activation, BsrMatrix, DenseMut, DenseRef, Device, Layout, MatmulOptions, Op};
+use napi::bindgen_prelude::{AsyncTask, Uint8Array};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use crate::device;
+use crate::dtype::{self, HostArray, JsArray, JsElement};
+use crate::error::{invalid, to_napi, IntoNapi};
+use crate::matrix::{parse_layout, size, with_matrix, AnyMatrix, NativeBsrMatrix};
+
+/// Options as the TypeScript layer passes them (already checked there).
+#[napi(object)]
+pub struct NativeMatmulOptions {
+    /// Multiply by A transposed.
+    pub transpose: bool,
+    pub alpha: f64,
+    pub beta: f64,
+    /// "row-major" or "col-major": B's layout.
+    pub b_layout: String,
+    /// "row-major" or "col-major": the result's layout (and `c`'s).
+    pub out_layout: String,
+    /// The existing C (raw bytes, `out_layout`), read when beta != 0.
+    pub c: Option<Uint8Array>,
+    /// Per-row bias of C (raw bytes).
+    pub bias: Option<Uint8Array>,
+    /// "none", "relu", "gelu" or "silu".
+    pub activation: String,
+}
+
+/// One multiply, with its operands copied into Rust memory.
+pub struct MatmulTask {
+    a: Arc<AnyMatrix>,
+    b: Vec<u8>,
+    b_rows: usize,
+    b_cols: usize,
+    b_layout: Layout,
+    out_layout: Layout,
+    c: Option<Vec<u8>>,
+    bias: Option<Vec<u8>>,
+    op: Op,
+    alpha: f64,
+    beta: f64,
+    activation: Activation,
+}
+
+fn parse_activation(name: &str) -> napi::Result<Activation> {
+    match name {
+        "none" => Ok(Activation::None),
+        "relu" => Ok(Activation::Relu),
+        "gelu" => Ok(Activation::Gelu),
+        "silu" => Ok(Activation::Silu),
+        other => Err(invalid(format!("activation {other:?}: expected \"none\", \"relu\", \"gelu\" or \"silu\""))),
+    }
+}
+
+impl MatmulTask {
+    fn new(a: &NativeBsrMatrix, b: &[u8], b_rows: i64, b_cols: i64, options: NativeMatmulOptions) -> napi::Result<Self> {
+        Ok(MatmulTask {
+            a: a.inner.clone(),
+            b: b.to_vec(),
+            b_rows: size("b rows", b_rows)?,
+            b_cols: size("b cols", b_cols)?,
+            b_layout: parse_layout(&options.b_layout)?,
+            out_layout: parse_layout(&options.out_layout)?,
+            c: options.c.map(|c| c.to_vec()),
+            bias: options.bias.map(|b| b.to_vec()),
+            op: if options.transpose { Op::Transpose } else { Op::None },
+            alpha: options.alpha,
+            beta: options.beta,
+            activation: parse_activation(&options.activation)?,
+        })
+    }
+
+    fn run(&self) -> napi::Result<HostArray> {
+        with_matrix!(&*self.a, |a| self.run_typed(a))
+    }
+
+    fn run_typed<T: JsElement>(&self, a: &BsrMatrix<T>) -> napi::Result<HostArray> {
+        if a.device() != Device::Cpu {
+            return Err(to_napi(bsrmm::Error::new(
+                bsrmm::Status::Unsupported,
+                format!("A is on {}: the Node binding multiplies host arrays, so A must be on \"cpu\"", a.device()),
+            )));
+        }
+        let ctx = device::context(Device::Cpu)?;
+        let b = dtype::to_vec::<T>("b", &self.b)?;
+        let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
+        let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
+        let mut c = match &self.c {
+            Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c)?,
+            _ => vec![T::default(); m * self.b_cols],
+        };
+        let mut options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
+        if let Some(bias) = &bias {
+            options = options.bias(DenseRef::vector(bias));
+        }
+        let b_view = DenseRef::packed(&b, self.b_rows, self.b_cols, self.b_layout).napi()?;
+        let c_view = DenseMut::packed(&mut c, m, self.b_cols, self.out_layout).napi()?;
+        bsrmm::matmul_into(&ctx, a, b_view, c_view, &options).napi()?;
+        Ok(T::wrap(c))
+    }
+}
+
+impl Task for MatmulTask {
+    type Output = HostArray;
+    type JsValue = JsArray;
+
+    fn compute(&mut self) -> napi::Result<HostArray> {
+        self.run()
+    }
+
+    fn resolve(&mut self, _env: Env, output: HostArray) -> napi::Result<JsArray> {
+        Ok(output.into_js())
+    }
+}
+
+/// `alpha * op(A) * B + beta * C` (+ bias, activation) on a worker thread; resolves to a new
+/// array in `outLayout`.
+#[napi(ts_return_type = "Promise<Float32Array | Float64Array | Uint16Array>")]
+pub fn matmul(
+    a: &NativeBsrMatrix,
+    b: Uint8Array,
+    b_rows: i64,
+    b_cols: i64,
+    options: NativeMatmulOptions,
+) -> napi::Result<AsyncTask<MatmulTask>> {
+    Ok(AsyncTask::new(MatmulTask::new(a, &b, b_rows, b_cols, options)?))
+}
+
+/// The same multiply on the calling thread.
+#[napi]
+pub fn matmul_sync(
+    a: &NativeBsrMatrix,
+    b: Uint8Array,
+    b_rows: i64,
+    b_cols: i64,
+    options: NativeMatmulOptions,
+) -> napi::Result<JsArray> {
+    Ok(MatmulTask::new(a, &b, b_rows, b_cols, options)?.run()?.into_js())
+}

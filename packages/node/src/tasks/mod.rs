@@ -1,0 +1,2 @@
+//! Work that runs off the JS main thread (napi AsyncTask), one file per task.
+pub mod matmul;

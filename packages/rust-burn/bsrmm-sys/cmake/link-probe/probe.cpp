@@ -1,0 +1,3 @@
+#include <bsrmm/bsrmm.h>
+
+int main() { return bsrmm_cuda_compiled() < 0; }

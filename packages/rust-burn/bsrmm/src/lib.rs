@@ -1,0 +1,76 @@
+//! bsrmm: block-sparse (BSR) x dense matrix multiply, on NVIDIA GPUs and the CPU.
+//!
+//! ```text
+//! C = alpha * op(A) * B + beta * C      A: BSR (square or rectangular blocks), B and C: dense
+//! ```
+//!
+//! A safe layer over the C++/CUDA core (through `bsrmm-sys`): owned [`BsrMatrix`] values, views
+//! of dense operands ([`DenseRef`], [`DenseMut`]) in row- or column-major order, and
+//! `Result<_, `[`Error`]`>` everywhere (bad input never panics; the error's
+//! [`code`](Error::code) is the C status name and its message names the argument and the rule).
+//!
+//! Element types: `f32`, `f64`, `half::f16`, `half::bf16` (see [`Element`]).
+//!
+//! ```
+//! use bsrmm::{matmul, BsrMatrix, Context, Dense, Layout, MatmulOptions};
+//!
+//! let ctx = Context::cpu()?;
+//! // A 4x4 matrix of 2x2 blocks, with blocks at (0, 0) and (1, 1): the identity times 2.
+//! let a = BsrMatrix::<f32>::from_bsr(
+//!     &ctx, 4, 4, (2, 2),
+//!     &[0i32, 1, 2], &[0, 1],
+//!     &[2., 0., 0., 2., 2., 0., 0., 2.],
+//!     Default::default(),
+//! )?;
+//! let b = Dense::from_fn(4, 3, Layout::RowMajor, |i, j| (i * 3 + j) as f32);
+//! let c = matmul(&ctx, &a, b.view(), Layout::RowMajor, &MatmulOptions::new())?;
+//! assert_eq!(c.get(3, 2), 2.0 * 11.0);
+//!
+//! // Bad input is an error, not a panic.
+//! let err = BsrMatrix::<f32>::from_bsr(&ctx, 4, 4, (2, 2), &[0i32, 1, 2], &[0, 5], &[0.; 8], Default::default())
+//!     .unwrap_err();
+//! assert_eq!(err.code(), "BSRMM_STATUS_INVALID_ARGUMENT");
+//! # Ok::<(), bsrmm::Error>(())
+//! ```
+//!
+//! GPU operands are passed as raw device pointers through the `unsafe`
+//! [`DenseRef::from_raw_parts`] / [`DenseMut::from_raw_parts`] constructors, with a context on
+//! `Device::Cuda(n)`; the multiply is enqueued on the context's stream.
+
+mod context;
+mod dense;
+mod device;
+mod element;
+mod error;
+mod matmul;
+mod matrix;
+
+pub use context::{Context, F32Mode, TuningMode};
+pub use dense::{Dense, DenseMut, DenseRef, Layout};
+pub use device::Device;
+pub use element::{DType, Element, Index};
+pub use error::{Error, Result, Status};
+pub use half::{bf16, f16};
+pub use matmul::{matmul, matmul_into, Activation, MatmulOptions, Op};
+pub use matrix::{BsrMatrix, BsrParts, CreateOptions};
+
+/// The core's version, e.g. "0.1.0".
+pub fn version() -> String {
+    bsrmm_sys::ffi::version()
+}
+
+/// Whether the core was built with CUDA kernels.
+pub fn cuda_compiled() -> bool {
+    bsrmm_sys::ffi::cuda_compiled()
+}
+
+/// The number of usable CUDA devices; `Err` with `BSRMM_STATUS_NO_DEVICE` (and the reason) when
+/// there are none.
+pub fn cuda_device_count() -> Result<usize> {
+    Ok(bsrmm_sys::ffi::cuda_device_count()?.max(0) as usize)
+}
+
+/// The kernel variants compiled into the core (CPU ones included), CUTLASS-style names.
+pub fn variants() -> Vec<String> {
+    (0..bsrmm_sys::ffi::variant_count()).map(bsrmm_sys::ffi::variant_name).collect()
+}

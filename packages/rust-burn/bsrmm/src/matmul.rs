@@ -1,0 +1,181 @@
+//! The multiply: `C = alpha * op(A) * B + beta * C`, then a per-row bias and an activation.
+
+use crate::context::Context;
+use crate::dense::{Dense, DenseMut, DenseRef, Layout};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::matrix::BsrMatrix;
+
+/// `op(A)`: A as stored, or transposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// A.
+    #[default]
+    None,
+    /// A transposed.
+    Transpose,
+}
+
+/// The activation applied last, elementwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Activation {
+    /// None.
+    #[default]
+    None,
+    /// max(x, 0).
+    Relu,
+    /// GELU, tanh approximation.
+    Gelu,
+    /// x * sigmoid(x).
+    Silu,
+}
+
+/// Everything about one multiply besides the operands. The default is `C = A * B`.
+///
+/// ```
+/// use bsrmm::{Activation, MatmulOptions, Op};
+/// let opts = MatmulOptions::<f32>::new().op(Op::Transpose).alpha(2.0).activation(Activation::Relu);
+/// assert_eq!(opts.alpha_value(), 2.0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct MatmulOptions<'a, T: Element> {
+    op: Op,
+    alpha: f64,
+    beta: f64,
+    bias: Option<DenseRef<'a, T>>,
+    activation: Activation,
+}
+
+impl<T: Element> Default for MatmulOptions<'_, T> {
+    fn default() -> Self {
+        MatmulOptions { op: Op::None, alpha: 1.0, beta: 0.0, bias: None, activation: Activation::None }
+    }
+}
+
+impl<'a, T: Element> MatmulOptions<'a, T> {
+    /// `C = A * B`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Use `op(A)`.
+    pub fn op(mut self, op: Op) -> Self {
+        self.op = op;
+        self
+    }
+    /// Use A transposed.
+    pub fn transpose(self) -> Self {
+        self.op(Op::Transpose)
+    }
+    /// Scale of the product.
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.alpha = alpha;
+        self
+    }
+    /// Scale of the existing C (0: C is only written, NaN in it does not propagate).
+    pub fn beta(mut self, beta: f64) -> Self {
+        self.beta = beta;
+        self
+    }
+    /// A per-row bias of C (`C.rows x 1`, C's dtype and device), added before the activation.
+    pub fn bias(mut self, bias: DenseRef<'a, T>) -> Self {
+        self.bias = Some(bias);
+        self
+    }
+    /// The activation applied last.
+    pub fn activation(mut self, activation: Activation) -> Self {
+        self.activation = activation;
+        self
+    }
+    /// The alpha set.
+    pub fn alpha_value(&self) -> f64 {
+        self.alpha
+    }
+    /// The op set.
+    pub fn op_value(&self) -> Op {
+        self.op
+    }
+}
+
+/// `C = alpha * op(A) * B + beta * C` (+ bias, activation) into an existing `c`.
+///
+/// A, B and C must be on `ctx`'s device. On a CUDA context the work is only enqueued on the
+/// context's stream (call [`Context::synchronize`] before reading C on the host).
+///
+/// ```
+/// use bsrmm::{matmul_into, BsrMatrix, Context, Dense, Layout, MatmulOptions};
+/// let ctx = Context::cpu()?;
+/// let a = BsrMatrix::<f64>::from_bsr(&ctx, 2, 2, (1, 1), &[0i32, 1, 2], &[0, 1], &[2.0, 3.0], Default::default())?;
+/// let b = Dense::from_vec(vec![1.0, 1.0, 1.0, 1.0], 2, 2, Layout::RowMajor)?;
+/// let mut c = Dense::from_vec(vec![10.0; 4], 2, 2, Layout::RowMajor)?;
+/// matmul_into(&ctx, &a, b.view(), c.view_mut(), &MatmulOptions::new().beta(1.0))?;
+/// assert_eq!(c.data(), &[12.0, 12.0, 13.0, 13.0]);
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+pub fn matmul_into<T: Element>(
+    ctx: &Context,
+    a: &BsrMatrix<T>,
+    b: DenseRef<'_, T>,
+    c: DenseMut<'_, T>,
+    options: &MatmulOptions<'_, T>,
+) -> Result<()> {
+    let bias = match &options.bias {
+        None => 0,
+        Some(bias) => {
+            // The core reads C.rows bias values from one contiguous array.
+            if bias.cols() != 1 || bias.rows() != c.rows() || (bias.layout() == Layout::ColMajor && bias.rows() > 1 && bias.ld() != bias.rows()) {
+                return Err(Error::invalid_argument(format!(
+                    "bias must be a contiguous vector of C.rows = {} values, got a {}x{} view",
+                    c.rows(),
+                    bias.rows(),
+                    bias.cols()
+                )));
+            }
+            if bias.device() != c.device() {
+                return Err(Error::invalid_argument(format!("bias is on {} but C is on {}", bias.device(), c.device())));
+            }
+            bias.as_ptr() as usize
+        }
+    };
+    let native = bsrmm_sys::ffi::MatmulOptions {
+        op_a: options.op as i32,
+        alpha: options.alpha,
+        beta: options.beta,
+        bias,
+        activation: options.activation as i32,
+    };
+    let mut guard = ctx.lock();
+    // SAFETY: B and the bias are readable and C writable for their whole spans (checked for
+    // host slices, promised by from_raw_parts for device memory), borrowed for this call; the
+    // core rejects shapes and devices that disagree.
+    unsafe { bsrmm_sys::ffi::matmul(guard.pin_mut(), a.native(), &b.to_c(), &c.to_c(), &native)? };
+    Ok(())
+}
+
+/// `alpha * op(A) * B` (+ bias, activation) as a new host matrix in `layout`. The context must
+/// be a CPU context (on a GPU, allocate C yourself and use [`matmul_into`]).
+///
+/// ```
+/// use bsrmm::{matmul, BsrMatrix, Context, Dense, Layout, MatmulOptions};
+/// let ctx = Context::cpu()?;
+/// let a = BsrMatrix::<f32>::from_bsr(&ctx, 2, 4, (2, 2), &[0i32, 1], &[1], &[1., 2., 3., 4.], Default::default())?;
+/// let b = Dense::from_fn(4, 3, Layout::RowMajor, |i, _| i as f32);
+/// let c = matmul(&ctx, &a, b.view(), Layout::RowMajor, &MatmulOptions::new())?;
+/// assert_eq!(c.get(0, 0), 1. * 2. + 2. * 3.);
+/// assert_eq!(c.get(1, 2), 3. * 2. + 4. * 3.);
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+pub fn matmul<T: Element>(
+    ctx: &Context,
+    a: &BsrMatrix<T>,
+    b: DenseRef<'_, T>,
+    layout: Layout,
+    options: &MatmulOptions<'_, T>,
+) -> Result<Dense<T>> {
+    let rows = match options.op {
+        Op::None => a.rows(),
+        Op::Transpose => a.cols(),
+    };
+    let mut c = Dense::zeros(rows, b.cols(), layout);
+    matmul_into(ctx, a, b, c.view_mut(), &options.beta(0.0))?;
+    Ok(c)
+}

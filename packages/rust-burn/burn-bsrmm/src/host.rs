@@ -1,0 +1,77 @@
+//! The op on host-memory backends (Flex): read the operands, multiply on bsrmm's CPU backend,
+//! and hand the result back to the backend.
+
+use std::sync::OnceLock;
+
+use bsrmm::{bf16, f16, BsrMatrix, Context, CreateOptions, DenseRef, Element, Layout, MatmulOptions, Op};
+use burn::backend::{Backend, TensorMetadata};
+use burn::backend::tensor::FloatTensor;
+use burn::tensor::{DType, TensorData, try_read_sync};
+
+use crate::pattern::BsrPattern;
+
+/// The process-wide CPU context (the core's CPU backend is multithreaded on its own).
+pub(crate) fn cpu_context() -> bsrmm::Result<Context> {
+    static CPU: OnceLock<bsrmm::Result<Context>> = OnceLock::new();
+    CPU.get_or_init(Context::cpu).clone()
+}
+
+/// Reads a tensor to the host. Backends of this kind (Flex) read synchronously; a failed read
+/// is a backend fault, reported the way Burn reports it (a panic naming the cause).
+pub(crate) fn read<B: Backend>(tensor: FloatTensor<B>) -> TensorData {
+    try_read_sync(B::float_into_data(tensor))
+        .expect("burn-bsrmm: this backend cannot read tensors synchronously")
+        .unwrap_or_else(|e| panic!("burn-bsrmm: reading a tensor failed: {e:?}"))
+}
+
+/// `op(A) * dense` where A is `pattern` with `values`, for any backend whose tensors can be read
+/// on the host. Shapes were checked by the public entry point.
+pub(crate) fn bsr_matmul<B: Backend>(
+    values: FloatTensor<B>,
+    dense: FloatTensor<B>,
+    pattern: &BsrPattern,
+    transpose: bool,
+) -> FloatTensor<B> {
+    let device = values.device();
+    let values = read::<B>(values);
+    let dense = read::<B>(dense);
+    let out = match values.dtype() {
+        DType::F32 => multiply::<f32>(&values, &dense, pattern, transpose),
+        DType::F64 => multiply::<f64>(&values, &dense, pattern, transpose),
+        DType::F16 => multiply::<f16>(&values, &dense, pattern, transpose),
+        DType::BF16 => multiply::<bf16>(&values, &dense, pattern, transpose),
+        other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
+    };
+    B::float_from_data(out, &device)
+}
+
+fn multiply<T: Element + burn::tensor::Element>(
+    values: &TensorData,
+    dense: &TensorData,
+    pattern: &BsrPattern,
+    transpose: bool,
+) -> TensorData {
+    let fail = |e: bsrmm::Error| -> ! { panic!("burn-bsrmm: {e}") };
+    let values = values.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: values: {e:?}"));
+    // The dense operand is converted to the values' dtype: bsrmm multiplies one dtype.
+    let dense = dense.clone().convert::<T>();
+    let dense_slice = dense.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: dense: {e:?}"));
+    let (k, n) = (dense.shape()[0], dense.shape()[1]);
+    let ctx = cpu_context().unwrap_or_else(|e| fail(e));
+    let a = BsrMatrix::from_bsr(
+        &ctx,
+        pattern.rows(),
+        pattern.cols(),
+        pattern.block_shape(),
+        pattern.row_ptr(),
+        pattern.col_idx(),
+        values,
+        CreateOptions::default(),
+    )
+    .unwrap_or_else(|e| fail(e));
+    let b = DenseRef::packed(dense_slice, k, n, Layout::RowMajor).unwrap_or_else(|e| fail(e));
+    let op = if transpose { Op::Transpose } else { Op::None };
+    let c = bsrmm::matmul(&ctx, &a, b, Layout::RowMajor, &MatmulOptions::new().op(op)).unwrap_or_else(|e| fail(e));
+    let (m, n) = (c.rows(), c.cols());
+    TensorData::new(c.into_vec(), [m, n])
+}

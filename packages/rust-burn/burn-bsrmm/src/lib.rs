@@ -1,0 +1,114 @@
+//! Burn backend extension for bsrmm: block-sparse (BSR) x dense matmul as a Burn op, with
+//! gradients, and a [`BsrLinear`] layer whose weight is block-sparse.
+//!
+//! Burn 0.22 tensors are runtime-dispatched: the op is declared once as a backend-extension
+//! trait ([`BsrBackend`]) and implemented for
+//! - Flex, Burn's CPU backend: the operands are read on the host and multiplied by bsrmm's CPU
+//!   backend;
+//! - Cube on CUDA (cargo feature `cuda`): bsrmm runs on the device pointers of Burn's own
+//!   tensors;
+//! - Autodiff over either: gradients for the values and for the dense input.
+//!
+//! ```
+//! use burn::tensor::{Device, Tensor};
+//! use burn_bsrmm::{bsr_matmul, BsrPattern};
+//!
+//! let device = Device::flex();
+//! // 4x4 with 2x2 blocks on the diagonal.
+//! let pattern = BsrPattern::from_block_fn(4, 4, (2, 2), |r, c| r == c)?;
+//! let values = Tensor::<3>::ones(pattern.values_shape(), &device);
+//! let dense = Tensor::<2>::ones([4, 3], &device);
+//! let out = bsr_matmul(&pattern, values, dense, false)?;
+//! assert_eq!(out.dims(), [4, 3]);
+//! assert_eq!(out.into_data().try_to_vec::<f32>().unwrap(), vec![2.0; 12]);
+//! # Ok::<(), bsrmm::Error>(())
+//! ```
+
+mod autodiff;
+#[cfg(feature = "cuda")]
+mod cuda;
+mod host;
+mod linear;
+mod pattern;
+
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{backend_extension, Dispatch, Flex};
+use burn::tensor::Tensor;
+
+pub use linear::BsrLinear;
+pub use pattern::BsrPattern;
+
+/// The backend operation: `op(A) * dense`, where A has the structure `pattern` and the values
+/// `values` (`[nnzb, block_height, block_width]`), and `dense` is `[rows of op(A)^T, n]`.
+///
+/// Use [`bsr_matmul`], which checks shapes first; backends assume checked shapes.
+#[backend_extension(Flex, Cube: cfg(feature = "cuda"), Autodiff)]
+pub trait BsrBackend: burn::backend::Backend {
+    /// `op(A) * dense` as a new `[rows of op(A), n]` tensor.
+    fn bsr_matmul(
+        values: FloatTensor<Self>,
+        dense: FloatTensor<Self>,
+        pattern: BsrPattern,
+        transpose: bool,
+    ) -> FloatTensor<Self>;
+}
+
+impl BsrBackend for Flex {
+    fn bsr_matmul(
+        values: FloatTensor<Self>,
+        dense: FloatTensor<Self>,
+        pattern: BsrPattern,
+        transpose: bool,
+    ) -> FloatTensor<Self> {
+        host::bsr_matmul::<Self>(values, dense, &pattern, transpose)
+    }
+}
+
+/// `op(A) * dense` for a block-sparse A (`pattern` + `values`), differentiable in both `values`
+/// and `dense`.
+///
+/// `values` is `[nnzb, block_height, block_width]` (each block row-major), `dense` is
+/// `[k, n]` with `k` the column count of `op(A)`; the result is `[rows of op(A), n]`, on the
+/// device and in the dtype of `values`. Mismatched shapes, devices or dtypes are an
+/// `Err(BSRMM_STATUS_INVALID_ARGUMENT)` naming the argument.
+pub fn bsr_matmul(
+    pattern: &BsrPattern,
+    values: Tensor<3>,
+    dense: Tensor<2>,
+    transpose: bool,
+) -> bsrmm::Result<Tensor<2>> {
+    check_operands(pattern, &values, &dense, transpose)?;
+    let out = Dispatch::bsr_matmul(values.into_dispatch(), dense.into_dispatch(), pattern.clone(), transpose);
+    Ok(Tensor::from_dispatch(out))
+}
+
+fn invalid(message: String) -> bsrmm::Error {
+    bsrmm::Error::invalid_argument(message)
+}
+
+fn check_operands(pattern: &BsrPattern, values: &Tensor<3>, dense: &Tensor<2>, transpose: bool) -> bsrmm::Result<()> {
+    if values.dims() != pattern.values_shape() {
+        return Err(invalid(format!(
+            "values has shape {:?}, the pattern needs [nnzb, block_height, block_width] = {:?}",
+            values.dims(),
+            pattern.values_shape()
+        )));
+    }
+    let (_, k) = pattern.op_shape(transpose);
+    if dense.dims()[0] != k {
+        return Err(invalid(format!(
+            "dense has {} rows, op(A) ({}x{}{}) has {k} columns",
+            dense.dims()[0],
+            pattern.rows(),
+            pattern.cols(),
+            if transpose { ", transposed" } else { "" }
+        )));
+    }
+    if values.device() != dense.device() {
+        return Err(invalid(format!("values are on {:?} but dense is on {:?}", values.device(), dense.device())));
+    }
+    if values.dtype() != dense.dtype() {
+        return Err(invalid(format!("values are {:?} but dense is {:?}", values.dtype(), dense.dtype())));
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! [`BsrPattern`]: the fixed block structure of a BSR matrix whose values live in a Burn tensor.
+
+use std::sync::Arc;
+
+use bsrmm::{BsrMatrix, CreateOptions};
+
+/// Where the blocks of a `rows x cols` block-sparse matrix are: block row `r` holds blocks
+/// `row_ptr[r]..row_ptr[r + 1]`, block `k` sits at block column `col_idx[k]`. The values are a
+/// Burn tensor of shape `[nnzb, block_height, block_width]` beside it.
+///
+/// Validated by the core when made; cheap to clone (shared).
+///
+/// ```
+/// use burn_bsrmm::BsrPattern;
+/// let p = BsrPattern::new(4, 6, (2, 3), vec![0, 1, 2], vec![1, 0])?;
+/// assert_eq!((p.nnzb(), p.block_rows(), p.block_cols()), (2, 2, 2));
+/// assert!(BsrPattern::new(4, 6, (2, 3), vec![0, 1, 2], vec![1, 2]).is_err()); // column 2 >= 2
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BsrPattern(Arc<Inner>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Inner {
+    rows: usize,
+    cols: usize,
+    block_height: usize,
+    block_width: usize,
+    row_ptr: Vec<i64>,
+    col_idx: Vec<i64>,
+    /// The block row of each block (row_ptr expanded): the gradient of the values needs it.
+    block_row: Vec<i64>,
+}
+
+impl BsrPattern {
+    /// A pattern from CSR-of-blocks arrays; the core checks every rule (dims divisible by the
+    /// block shape, `row_ptr` monotone from 0 to nnzb, `col_idx` in range, sorted and unique
+    /// within each row).
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        block_shape: (usize, usize),
+        row_ptr: Vec<i64>,
+        col_idx: Vec<i64>,
+    ) -> bsrmm::Result<Self> {
+        let (bh, bw) = block_shape;
+        let zeros = vec![0f32; col_idx.len().saturating_mul(bh).saturating_mul(bw)];
+        BsrMatrix::from_bsr(&crate::host::cpu_context()?, rows, cols, block_shape, &row_ptr, &col_idx, &zeros, CreateOptions::default())?;
+        let block_row = (0..row_ptr.len() - 1)
+            .flat_map(|r| std::iter::repeat_n(r as i64, (row_ptr[r + 1] - row_ptr[r]) as usize))
+            .collect();
+        Ok(BsrPattern(Arc::new(Inner { rows, cols, block_height: bh, block_width: bw, row_ptr, col_idx, block_row })))
+    }
+
+    /// A pattern keeping the blocks for which `keep(block_row, block_col)` is true.
+    ///
+    /// ```
+    /// use burn_bsrmm::BsrPattern;
+    /// let diagonal = BsrPattern::from_block_fn(8, 8, (4, 4), |r, c| r == c)?;
+    /// assert_eq!(diagonal.nnzb(), 2);
+    /// # Ok::<(), bsrmm::Error>(())
+    /// ```
+    pub fn from_block_fn(
+        rows: usize,
+        cols: usize,
+        block_shape: (usize, usize),
+        mut keep: impl FnMut(usize, usize) -> bool,
+    ) -> bsrmm::Result<Self> {
+        let (bh, bw) = block_shape;
+        if bh == 0 || bw == 0 || rows % bh != 0 || cols % bw != 0 {
+            // Let the core word the error for the shape it rejects.
+            return Self::new(rows, cols, block_shape, vec![0], vec![]);
+        }
+        let mut row_ptr = vec![0i64];
+        let mut col_idx = Vec::new();
+        for r in 0..rows / bh {
+            col_idx.extend((0..cols / bw).filter(|&c| keep(r, c)).map(|c| c as i64));
+            row_ptr.push(col_idx.len() as i64);
+        }
+        Self::new(rows, cols, block_shape, row_ptr, col_idx)
+    }
+
+    /// Rows of the matrix.
+    pub fn rows(&self) -> usize {
+        self.0.rows
+    }
+    /// Columns of the matrix.
+    pub fn cols(&self) -> usize {
+        self.0.cols
+    }
+    /// `(block_height, block_width)`.
+    pub fn block_shape(&self) -> (usize, usize) {
+        (self.0.block_height, self.0.block_width)
+    }
+    /// Block rows (`rows / block_height`).
+    pub fn block_rows(&self) -> usize {
+        self.0.row_ptr.len() - 1
+    }
+    /// Block columns (`cols / block_width`).
+    pub fn block_cols(&self) -> usize {
+        self.0.cols / self.0.block_width
+    }
+    /// Stored blocks.
+    pub fn nnzb(&self) -> usize {
+        self.0.col_idx.len()
+    }
+    /// The shape of the values tensor: `[nnzb, block_height, block_width]`.
+    pub fn values_shape(&self) -> [usize; 3] {
+        [self.nnzb(), self.0.block_height, self.0.block_width]
+    }
+    /// Offsets of each block row's blocks.
+    pub fn row_ptr(&self) -> &[i64] {
+        &self.0.row_ptr
+    }
+    /// Block column of each block.
+    pub fn col_idx(&self) -> &[i64] {
+        &self.0.col_idx
+    }
+    /// Block row of each block.
+    pub fn block_row(&self) -> &[i64] {
+        &self.0.block_row
+    }
+    /// `(rows, cols)` of `op(A)`.
+    pub fn op_shape(&self, transpose: bool) -> (usize, usize) {
+        if transpose { (self.0.cols, self.0.rows) } else { (self.0.rows, self.0.cols) }
+    }
+}
