@@ -13,7 +13,9 @@ function withToolchain(args: string[], env: NodeJS.ProcessEnv) {
 test("the command runs with the toolchain environment and its exit status is ours", () => {
   const fake = fakeToolchain({ cuda: true });
   try {
-    const result = withToolchain(["sh", "-c", 'echo "$CUDACXX"; exit 7'], { ...process.env, ...fake.env });
+    const env: NodeJS.ProcessEnv = { ...process.env, ...fake.env };
+    delete env.BSRMM_NO_CUDA; // the caller's CPU-only setting would clear CUDACXX
+    const result = withToolchain(["sh", "-c", 'echo "$CUDACXX"; exit 7'], env);
     assert.equal(result.status, 7);
     assert.equal(result.stdout.trim(), fake.layout.nvcc);
   } finally {
