@@ -109,7 +109,8 @@ class Context:
         self._explicit_stream = None if stream is None else _streams.stream_handle(stream)
 
     def synchronize(self) -> None:
-        """Waits until the work queued on this context's stream is done (no-op on the CPU)."""
+        """Waits until the work this context queued is done: its stream, or the stream its last
+        call ran on when it follows the caller's streams (a no-op on the CPU)."""
         with self._lock:
             self._handle.synchronize()
 
