@@ -102,6 +102,7 @@ fn place<T: bsrmm::Element>(m: BsrMatrix<T>, device: Device) -> napi::Result<Bsr
 pub struct NativeBsrParts {
     pub row_ptr: Int32Array,
     pub col_idx: Int32Array,
+    #[napi(ts_type = "Float32Array | Float64Array | Uint16Array")]
     pub values: JsArray,
 }
 
@@ -204,7 +205,7 @@ impl NativeBsrMatrix {
     }
 
     /// The matrix as a dense host array in `layout` order.
-    #[napi]
+    #[napi(ts_return_type = "Float32Array | Float64Array | Uint16Array")]
     pub fn to_dense(&self, layout: String) -> napi::Result<JsArray> {
         let layout = parse_layout(&layout)?;
         Ok(with_matrix!(&*self.inner, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())

@@ -93,9 +93,11 @@ impl MatmulTask {
         let b = dtype::to_vec::<T>("b", &self.b)?;
         let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
+        // With beta = 0 the core writes every element of C; NaN makes a missed one visible
+        // instead of a plausible zero.
         let mut c = match &self.c {
             Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c)?,
-            _ => vec![T::default(); m * self.b_cols],
+            _ => vec![T::from_f64(f64::NAN); m * self.b_cols],
         };
         let mut options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
         if let Some(bias) = &bias {
@@ -135,7 +137,7 @@ pub fn matmul(
 }
 
 /// The same multiply on the calling thread.
-#[napi]
+#[napi(ts_return_type = "Float32Array | Float64Array | Uint16Array")]
 pub fn matmul_sync(
     a: &NativeBsrMatrix,
     b: Uint8Array,

@@ -1,0 +1,33 @@
+// The npm packages as published: pack `bsrmm` and `bsrmm-linux-x64-gnu`, install both into an
+// empty directory outside the workspace, and run the example there.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+test("npm pack -> install in an empty directory -> the example runs", { timeout: 300_000 }, (t) => {
+  const work = mkdtempSync(join(tmpdir(), "bsrmm-pack-test-"));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  const tsx = join(root, "node_modules", ".bin", "tsx");
+  const tarballs = execFileSync(tsx, [join(root, "scripts", "pack.ts"), join(work, "tarballs")], { encoding: "utf8" })
+    .trim()
+    .split("\n");
+  assert.equal(tarballs.length, 2, `expected two tarballs, got ${tarballs}`);
+
+  const app = join(work, "app");
+  execFileSync("mkdir", ["-p", app]);
+  execFileSync("npm", ["init", "-y"], { cwd: app, stdio: "ignore" });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs], { cwd: app, stdio: "inherit" });
+  copyFileSync(join(root, "examples", "example.mjs"), join(app, "example.mjs"));
+  const output = execFileSync("node", ["example.mjs"], { cwd: app, encoding: "utf8" });
+  console.log(`# ${output.trim()}`);
+  assert.match(output, /max \|error\|/);
+  // CommonJS consumers get the same package.
+  const cjs = execFileSync("node", ["-e", "const b = require('bsrmm'); console.log(typeof b.matmul, b.version())"], { cwd: app, encoding: "utf8" });
+  assert.match(cjs, /^function \d+\.\d+\.\d+/);
+});

@@ -1,0 +1,74 @@
+// Element types and the TypedArrays that carry them.
+//   f32 -> Float32Array, f64 -> Float64Array,
+//   f16 -> Uint16Array (IEEE half bits) or Float16Array where the runtime has it,
+//   bf16 -> Uint16Array (bfloat16 bits).
+import { invalid } from "./errors.js";
+
+export type DType = "f32" | "f64" | "f16" | "bf16";
+
+/** Float16Array exists in newer runtimes only; typed here without depending on lib.es2025. */
+interface Float16ArrayLike extends ArrayBufferView {
+  readonly length: number;
+  readonly BYTES_PER_ELEMENT: 2;
+}
+
+export type DenseArray = Float32Array | Float64Array | Uint16Array | Float16ArrayLike;
+
+const float16Ctor = (globalThis as { Float16Array?: new (buffer: ArrayBufferLike, offset: number, length: number) => Float16ArrayLike })
+  .Float16Array;
+
+function isFloat16Array(value: unknown): value is Float16ArrayLike {
+  return float16Ctor !== undefined && value instanceof float16Ctor;
+}
+
+export const DTYPES: readonly DType[] = ["f32", "f64", "f16", "bf16"];
+
+export function checkDType(dtype: unknown, what = "dtype"): DType {
+  if (typeof dtype === "string" && (DTYPES as readonly string[]).includes(dtype)) return dtype as DType;
+  throw invalid(`${what} = ${JSON.stringify(dtype)}: expected one of ${DTYPES.map((d) => `"${d}"`).join(", ")}`);
+}
+
+/** The dtype an array's type implies, or undefined for Uint16Array (f16 or bf16: ambiguous). */
+export function impliedDType(array: unknown): DType | undefined {
+  if (array instanceof Float32Array) return "f32";
+  if (array instanceof Float64Array) return "f64";
+  if (isFloat16Array(array)) return "f16";
+  return undefined;
+}
+
+/** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
+export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
+  const ok =
+    (dtype === "f32" && array instanceof Float32Array) ||
+    (dtype === "f64" && array instanceof Float64Array) ||
+    (dtype === "f16" && (array instanceof Uint16Array || isFloat16Array(array))) ||
+    (dtype === "bf16" && array instanceof Uint16Array);
+  if (!ok) {
+    const expected = {
+      f32: "a Float32Array",
+      f64: "a Float64Array",
+      f16: "a Uint16Array of half bits (or a Float16Array)",
+      bf16: "a Uint16Array of bfloat16 bits",
+    }[dtype];
+    throw invalid(`${what} must be ${expected} for dtype ${dtype}, got ${describe(array)}`);
+  }
+  return array as DenseArray;
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${(value as unknown as { length?: number }).length ?? value.byteLength}`;
+  if (Array.isArray(value)) return `an Array of length ${value.length}`;
+  return `a ${typeof value}`;
+}
+
+/** The bytes of an array, without copying (the addon copies them). */
+export function bytes(array: ArrayBufferView): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/** A result from the addon in the public form: f16 as a Float16Array where the runtime has one. */
+export function toPublic(array: Float32Array | Float64Array | Uint16Array, dtype: DType): DenseArray {
+  if (dtype === "f16" && float16Ctor !== undefined) return new float16Ctor(array.buffer, array.byteOffset, array.length);
+  return array;
+}

@@ -1,0 +1,33 @@
+// bsrmm for Node: block-sparse (BSR) x dense matrix multiply.
+//
+//   C = alpha * op(A) * B + beta * C      A: BsrMatrix, B and C: TypedArrays
+//
+// Inputs are checked here (types, lengths, shapes) before they reach the addon; every error is a
+// BsrmmError with a stable `code` (the C status name).
+import native from "./native.js";
+
+export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
+export { DTYPES, type DType, type DenseArray } from "./dtype.js";
+export { BsrMatrix, type BsrArrays, type BsrParts, type FromDenseOptions } from "./matrix.js";
+export { matmul, matmulSync, type Activation, type Dense, type MatmulOptions } from "./matmul.js";
+export type { Device, Layout } from "./shape.js";
+
+/** The native core's version. */
+export function version(): string {
+  return native.version();
+}
+
+/** Whether the native core was built with CUDA kernels. */
+export function cudaCompiled(): boolean {
+  return native.cudaCompiled();
+}
+
+/** Usable CUDA devices (0 without CUDA, a driver or a GPU). */
+export function cudaDeviceCount(): number {
+  return native.cudaDeviceCount();
+}
+
+/** Kernel variants compiled into the core. */
+export function variants(): string[] {
+  return native.variants();
+}
