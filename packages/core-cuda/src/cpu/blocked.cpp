@@ -1,6 +1,6 @@
-// cpu_blocked_simd: stages B once as a row-major panel in the compute type (unless it already
-// is one), then runs the register-blocked kernel of blocked_rows.cpp over chunks of block rows
-// (and of columns, when there are too few rows to feed every thread).
+// cpu_blocked_simd: packs B once into column strips in the compute type, then runs the
+// register-blocked kernel of blocked_rows.cpp over chunks of block rows (and of columns, when
+// there are too few rows to feed every thread).
 #include "../common/error.hpp"
 #include "../common/half.hpp"
 #include "blocked_rows.hpp"
@@ -25,32 +25,39 @@ inline double widen(double x) { return x; }
 inline float widen(f16_t x) { return detail::to_float(x); }
 inline float widen(bf16_t x) { return detail::to_float(x); }
 
-// B (any layout and dtype) -> row-major T panel of `width` columns, zero beyond B's columns.
+// Rows [row_begin, row_end) of B (any layout and dtype) into the strip layout of
+// BlockedProblem::b, zeros beyond B's columns.
 template <typename T, typename S>
-void stage_rows(const bsrmm_dense& b, T* panel, int64_t width, int64_t row_begin, int64_t row_end) {
+void pack_rows(const bsrmm_dense& b, T* packed, int64_t width, int64_t row_begin, int64_t row_end) {
+  constexpr int64_t NR = tile_cols<T>();
   const S* in = static_cast<const S*>(b.data);
-  for (int64_t k = row_begin; k < row_end; ++k) {
-    T* out = panel + k * width;
-    if (b.layout == BSRMM_LAYOUT_ROW_MAJOR) {
-      for (int64_t j = 0; j < b.cols; ++j) out[j] = static_cast<T>(widen(in[k * b.ld + j]));
-    } else {
-      for (int64_t j = 0; j < b.cols; ++j) out[j] = static_cast<T>(widen(in[j * b.ld + k]));
+  const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  for (int64_t j0 = 0; j0 < width; j0 += NR) {
+    const int64_t strip_width = std::min(NR, width - j0);
+    const int64_t valid = std::max<int64_t>(0, std::min(strip_width, b.cols - j0));
+    T* strip = packed + j0 * b.rows;
+    for (int64_t k = row_begin; k < row_end; ++k) {
+      T* out = strip + k * strip_width;
+      for (int64_t j = 0; j < valid; ++j) {
+        const S x = row_major ? in[k * b.ld + j0 + j] : in[(j0 + j) * b.ld + k];
+        out[j] = static_cast<T>(widen(x));
+      }
+      std::fill(out + valid, out + strip_width, T(0));
     }
-    std::fill(out + b.cols, out + width, T(0));
   }
 }
 
 template <typename T>
-void stage_b(const bsrmm_dense& b, T* panel, int64_t width, detail::ThreadPool& pool) {
+void pack_b(const bsrmm_dense& b, T* packed, int64_t width, detail::ThreadPool& pool) {
   const int64_t parts = std::min<int64_t>(b.rows, pool.size() * chunks_per_thread);
   pool.run(parts, [&](int64_t part) {
     const int64_t begin = b.rows * part / parts;
     const int64_t end = b.rows * (part + 1) / parts;
     switch (b.dtype) {
-      case BSRMM_DTYPE_F16: stage_rows<T, f16_t>(b, panel, width, begin, end); break;
-      case BSRMM_DTYPE_BF16: stage_rows<T, bf16_t>(b, panel, width, begin, end); break;
-      case BSRMM_DTYPE_F64: stage_rows<T, double>(b, panel, width, begin, end); break;
-      case BSRMM_DTYPE_F32: stage_rows<T, float>(b, panel, width, begin, end); break;
+      case BSRMM_DTYPE_F16: pack_rows<T, f16_t>(b, packed, width, begin, end); break;
+      case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, packed, width, begin, end); break;
+      case BSRMM_DTYPE_F64: pack_rows<T, double>(b, packed, width, begin, end); break;
+      case BSRMM_DTYPE_F32: pack_rows<T, float>(b, packed, width, begin, end); break;
     }
   });
 }
@@ -76,23 +83,17 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   problem.bias = args.bias;
   problem.activation = args.activation;
 
-  const bool b_in_compute_type = args.b.dtype == (sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32);
-  const bool use_b_in_place =
-      b_in_compute_type && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR && n % L == 0;
-  int64_t width = n;
-  if (use_b_in_place) {
-    problem.b = args.b.data;
-    problem.ldb = args.b.ld;
-  } else {
-    width = (n + L - 1) / L * L;
-    if (args.a.nnzb > 0) {
-      const std::size_t bytes = static_cast<std::size_t>(k * width) * sizeof(T);
-      if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
-      stage_b<T>(args.b, workspace.as<T>(), width, pool);
-    }
-    problem.b = workspace.data();
-    problem.ldb = width;
+  // Packing costs one pass over B; each packed element then feeds 2 * (block rows that use its
+  // block column) * block_height flops from L1.
+  const int64_t width = (n + L - 1) / L * L;
+  if (args.a.nnzb > 0) {
+    const std::size_t bytes = static_cast<std::size_t>(k * width) * sizeof(T);
+    if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
+    pack_b<T>(args.b, workspace.as<T>(), width, pool);
   }
+  problem.b = workspace.data();
+  problem.b_rows = k;
+  problem.b_width = width;
 
   const int64_t threads = pool.size();
   const std::vector<RowRange> ranges =

@@ -1,5 +1,5 @@
 // The inner part of cpu_blocked_simd: computes a range of block rows x a range of columns of C
-// from A's values and a row-major B panel, both already in the compute type (f32 or f64).
+// from A's values and B packed in column strips, both already in the compute type (f32 or f64).
 // Compiled once per instruction set and picked at run time (see blocked_rows.cpp).
 #pragma once
 
@@ -31,8 +31,12 @@ struct BlockedProblem {
   const int32_t* row_ptr;
   const int32_t* col_idx;
   const void* a_values;  // compute type, blocks row-major
-  const void* b;         // compute type, row-major, ldb apart; its width is a multiple of lanes
-  int64_t ldb;
+  // B packed in strips of tile_cols columns: strip s starts at element s * tile_cols * b_rows
+  // and holds b_rows rows of min(tile_cols, b_width - s * tile_cols) contiguous elements.
+  // b_width is B's column count rounded up to whole vectors (zeros beyond B).
+  const void* b;
+  int64_t b_rows;
+  int64_t b_width;
   bsrmm_dense c;  // output in the operation's dtype
   double alpha;
   double beta;
@@ -41,8 +45,7 @@ struct BlockedProblem {
 };
 
 // Block rows [row_begin, row_end) x columns [col_begin, col_end) of C. col_begin is a multiple
-// of tile_cols<T>(); col_end may pass C.cols up to the panel's padded width (the surplus is
-// computed and not stored).
+// of tile_cols<T>(); col_end may pass C.cols up to b_width (the surplus is computed, not stored).
 void blocked_rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
                       int64_t col_begin, int64_t col_end);
 void blocked_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,

@@ -2,6 +2,8 @@
 // bsrmm (validation guarantees every count fits), blocks are stored row-major.
 #pragma once
 
+#include "../common/limits.hpp"
+
 #include <bsrmm/bsrmm.h>
 
 #include <cstdint>
@@ -9,9 +11,7 @@
 
 namespace bsrmm::matrix {
 
-// Largest block side. GPU kernels keep a block row's tile in shared memory and registers, and
-// blocks past 256 gain nothing there; a larger block is better expressed as several blocks.
-constexpr int32_t max_block_side = 256;
+using detail::max_block_side;
 
 struct BsrShape {
   int64_t rows = 0;
