@@ -9,9 +9,9 @@ exist if the caller already imported them, so ``sys.modules`` says whether to lo
 
 from __future__ import annotations
 
+import math
 import sys
-from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -29,8 +29,8 @@ CUDA_ARRAY_INTERFACE = "cuda_array_interface"
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
 
-@dataclass(frozen=True)
-class ArrayView:
+# NamedTuples, not dataclasses: these are built on every call, and tuples build fastest.
+class ArrayView(NamedTuple):
     """An array the core can read or write where it lies."""
 
     kind: str
@@ -45,7 +45,7 @@ class ArrayView:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def is_contiguous(self) -> bool:
@@ -59,11 +59,15 @@ class ArrayView:
 
     def byte_span(self) -> Tuple[int, int]:
         """[first, past-the-end) bytes this view can touch; empty for an empty array."""
-        if self.size == 0:
-            return (self.address, self.address)
+        low = high = 0
+        for extent, stride in zip(self.shape, self.strides):
+            if extent == 0:
+                return (self.address, self.address)
+            if stride < 0:
+                low += (extent - 1) * stride
+            else:
+                high += (extent - 1) * stride
         itemsize = _dtypes.ITEMSIZE.get(self.dtype, 1)
-        low = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0)
-        high = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s > 0)
         return (self.address + low * itemsize, self.address + (high + 1) * itemsize)
 
 
@@ -87,12 +91,14 @@ def array_kind(obj: Any) -> Optional[str]:
 
 
 def _element_strides(byte_strides: Tuple[int, ...], itemsize: int, argument: str) -> Tuple[int, ...]:
-    if any(s % itemsize for s in byte_strides):
-        raise InvalidArgumentError(
-            f"{argument} has byte strides {tuple(byte_strides)} that are not multiples of its "
-            f"element size {itemsize}"
-        )
-    return tuple(s // itemsize for s in byte_strides)
+    strides = tuple(s // itemsize for s in byte_strides)
+    for element_stride, byte_stride in zip(strides, byte_strides):
+        if element_stride * itemsize != byte_stride:
+            raise InvalidArgumentError(
+                f"{argument} has byte strides {tuple(byte_strides)} that are not multiples of its "
+                f"element size {itemsize}"
+            )
+    return strides
 
 
 def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -111,15 +117,15 @@ def _native(dtype: np.dtype, argument: str) -> np.dtype:
 
 def _numpy_view(array: np.ndarray, argument: str) -> ArrayView:
     dtype = _native(array.dtype, argument)
-    return ArrayView(
-        kind=NUMPY,
-        source=array,
-        address=array.__array_interface__["data"][0],
-        shape=tuple(array.shape),
-        strides=_element_strides(array.strides, dtype.itemsize, argument),
-        dtype=_dtypes.numpy_name(dtype),
-        device=CPU,
-        read_only=not array.flags.writeable,
+    return ArrayView(  # positional: measurably faster than keywords on this hot path
+        NUMPY,
+        array,
+        array.__array_interface__["data"][0],
+        array.shape,
+        _element_strides(array.strides, dtype.itemsize, argument),
+        _dtypes.numpy_name(dtype),
+        CPU,
+        not array.flags.writeable,
     )
 
 
@@ -140,16 +146,15 @@ def _torch_view(tensor: Any, argument: str) -> ArrayView:
             f"{argument} is a torch tensor with layout {tensor.layout}; a dense (strided) tensor "
             "is needed here"
         )
-    device = _torch_device(tensor, argument)
     return ArrayView(
-        kind=TORCH,
-        source=tensor,
-        address=tensor.data_ptr(),  # includes the storage offset
-        shape=tuple(tensor.shape),
-        strides=tuple(tensor.stride()),
-        dtype=_dtypes.torch_name(tensor.dtype),
-        device=device,
-        read_only=False,
+        TORCH,
+        tensor,
+        tensor.data_ptr(),  # includes the storage offset
+        tuple(tensor.shape),
+        tensor.stride(),
+        _dtypes.torch_name(tensor.dtype),
+        _torch_device(tensor, argument),
+        False,
     )
 
 
@@ -255,8 +260,7 @@ def view(obj: Any, argument: str, *, stream: Optional[int] = None) -> ArrayView:
     )
 
 
-@dataclass(frozen=True)
-class DenseOperand:
+class DenseOperand(NamedTuple):
     """A 1-D or 2-D view as the core's dense descriptor: a vector is one column."""
 
     view: ArrayView

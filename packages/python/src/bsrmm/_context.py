@@ -5,8 +5,7 @@ GIL is released inside every call, so threads with their own contexts run in par
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Optional
 
 from . import _core, _streams
 from ._devices import Device, device_name, is_cuda, parse_device
@@ -132,14 +131,35 @@ class Context:
                 return stream
         return 0
 
-    @contextmanager
-    def _session(self, stream: Optional[int]) -> Iterator[Any]:
-        """Holds the context for one call, on ``stream``; yields the core context."""
-        with self._lock:
-            if stream is not None and stream != self._core_stream:
-                self._handle.set_stream(stream)
-                self._core_stream = stream
-            yield self._handle
+    def _session(self, stream: Optional[int]) -> "_Session":
+        """``with ctx._session(stream) as handle:`` holds the context for one call, on
+        ``stream``, and gives the core context."""
+        return _Session(self, stream)
+
+
+class _Session:
+    """A class, not @contextmanager: this is on every call's path, and generators cost more."""
+
+    __slots__ = ("_context", "_stream")
+
+    def __init__(self, context: Context, stream: Optional[int]) -> None:
+        self._context = context
+        self._stream = stream
+
+    def __enter__(self) -> _core.Context:
+        context, stream = self._context, self._stream
+        context._lock.acquire()
+        try:
+            if stream is not None and stream != context._core_stream:
+                context._handle.set_stream(stream)
+                context._core_stream = stream
+        except BaseException:
+            context._lock.release()
+            raise
+        return context._handle
+
+    def __exit__(self, *exc: object) -> None:
+        self._context._lock.release()
 
 
 _defaults: Dict[Device, Context] = {}

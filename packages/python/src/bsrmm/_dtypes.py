@@ -5,7 +5,7 @@ this module turns names into the core's codes and back."""
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Dict, Tuple
 
 import numpy as np
 
@@ -45,9 +45,16 @@ def index_code(dtype_name: str, argument: str) -> int:
     return code
 
 
+_numpy_names: Dict[np.dtype, str] = {}
+
+
 def numpy_name(dtype: np.dtype) -> str:
-    """The name of a numpy dtype; ml_dtypes' bfloat16 is named "bfloat16" like everywhere else."""
-    return np.dtype(dtype).name
+    """The name of a numpy dtype; ml_dtypes' bfloat16 is named "bfloat16" like everywhere else.
+    Cached: numpy computes ``dtype.name`` in Python, slowly, and this is on every call's path."""
+    name = _numpy_names.get(dtype)
+    if name is None:
+        name = _numpy_names[dtype] = np.dtype(dtype).name
+    return name
 
 
 def numpy_dtype(dtype_name: str) -> np.dtype:
@@ -64,9 +71,15 @@ def numpy_dtype(dtype_name: str) -> np.dtype:
     return np.dtype(dtype_name)
 
 
+_torch_names: Dict[object, str] = {}
+
+
 def torch_name(torch_dtype: object) -> str:
-    """torch.float32 -> "float32" without importing torch."""
-    return str(torch_dtype).rsplit(".", 1)[-1]
+    """torch.float32 -> "float32" without importing torch (cached: on every call's path)."""
+    name = _torch_names.get(torch_dtype)
+    if name is None:
+        name = _torch_names[torch_dtype] = str(torch_dtype).rsplit(".", 1)[-1]
+    return name
 
 
 def dlpack_name(dtype: Tuple[int, int, int], argument: str) -> str:

@@ -151,6 +151,8 @@ def _context_for(a: BsrMatrix, context: Optional[Context]) -> Context:
 
 
 def _scalar(value: Any, argument: str) -> float:
+    if type(value) is float:  # the common case, without the slower ABC check below
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(f"{argument} must be a real number; got {value!r}")
     return float(value)

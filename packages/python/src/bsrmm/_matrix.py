@@ -102,10 +102,11 @@ class BsrMatrix:
     :meth:`from_dense`, :meth:`from_scipy` or :meth:`from_torch`; multiply with
     :func:`bsrmm.matmul` or ``A @ B``; ``A.T`` is a lazy transpose."""
 
-    __slots__ = ("_handle", "_info", "_device", "__weakref__")
+    __slots__ = ("_handle", "_info", "_device", "_shape", "__weakref__")
     _handle: _core.Matrix
     _info: _core.MatrixInfo
     _device: Device
+    _shape: Tuple[int, int]  # read on every multiply: kept as a tuple, not rebuilt from _info
 
     # Makes numpy defer `ndarray @ BsrMatrix` to BsrMatrix.__rmatmul__.
     __array_ufunc__ = None
@@ -121,6 +122,7 @@ class BsrMatrix:
         matrix._handle = handle
         matrix._info = handle.info()
         matrix._device = (matrix._info.device_type, matrix._info.device_ordinal)
+        matrix._shape = (matrix._info.rows, matrix._info.cols)
         return matrix
 
     # ---- construction ----
@@ -341,7 +343,7 @@ class BsrMatrix:
 
     @property
     def shape(self) -> Tuple[int, int]:
-        return (self._info.rows, self._info.cols)
+        return self._shape
 
     @property
     def blocksize(self) -> Tuple[int, int]:

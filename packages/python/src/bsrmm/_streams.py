@@ -18,7 +18,12 @@ def current_stream(obj: Any) -> Optional[int]:
     object names none (CPU arrays, DLPack producers: those synchronise to our stream instead)."""
     kind = _arrays.array_kind(obj)
     if kind == _arrays.TORCH and obj.is_cuda:
-        return int(sys.modules["torch"].cuda.current_stream(obj.device).cuda_stream)
+        torch = sys.modules["torch"]
+        # The raw lookup (what Triton uses) skips building a Stream object on every call.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return int(raw(obj.device.index))
+        return int(torch.cuda.current_stream(obj.device).cuda_stream)
     if kind == _arrays.CUPY:
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(obj.device.id):
