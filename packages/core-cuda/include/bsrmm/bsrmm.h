@@ -204,6 +204,43 @@ BSRMM_API const char* bsrmm_variant_name(int32_t index);
 /* The variant the last successful bsrmm_matmul on this context ran ("" before any). */
 BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);
 
+/* ---- tuner ----
+ * A tuned choice is filed under a problem key (arch, dtype, f32 mode, op(A), layouts of B and
+ * C, block shape, M/K/N rounded up to powers of two, density and row-skew buckets, epilogue,
+ * 16-byte alignment of B and C, the set of eligible variants) and the device, in one JSON file
+ * shared by every binding and process: $BSRMM_TUNING_CACHE (a file path), else
+ * $XDG_CACHE_HOME/bsrmm/tuning.json, else ~/.cache/bsrmm/tuning.json.
+ * In AUTO mode a multiply whose key has no entry measures every eligible variant on its own
+ * operands (waiting for the context's stream), stores the fastest and runs it; later multiplies,
+ * in any process, take the stored choice. FORCE measures every time; OFF never looks. A forced
+ * variant (bsrmm_context_set_variant) bypasses the tuner. Measuring runs write a scratch copy of
+ * C, so C is written once, by the final run. A cache file that cannot be read, is corrupt or has
+ * another format version is ignored (and replaced by the next store); one that cannot be
+ * written leaves the choices in memory for the process. Neither fails a multiply: each problem
+ * is printed to stderr once and kept for bsrmm_tuner_cache_warning. */
+
+/* Measures every eligible variant on these operands now, whatever the context's tuning mode and
+ * forced variant, stores the fastest and runs it exactly as bsrmm_matmul would (same arguments,
+ * same result in C). The choice is then bsrmm_context_last_variant(ctx). */
+BSRMM_API bsrmm_status bsrmm_tune(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b,
+                                  bsrmm_dense* c, const bsrmm_matmul_options* options);
+
+/* The functions below that return text write it NUL-terminated into buf (len bytes) and the
+ * bytes it needs, NUL included, into *needed (which may be NULL). buf may be NULL with len 0 to
+ * ask for the size only; a buf that is too small is INVALID_ARGUMENT and receives nothing. */
+
+/* The cache file in use ("" when there is no location: choices then live in memory only). */
+BSRMM_API bsrmm_status bsrmm_tuner_cache_path(char* buf, size_t len, size_t* needed);
+/* Every entry of the cache as a JSON array of objects with the members key, device,
+ * library_version, variant, threads (CPU worker threads; 0 for GPU variants), time_ms (the
+ * winner's median), candidates (how many were measured) and measured_at (UTC, ISO 8601). */
+BSRMM_API bsrmm_status bsrmm_tuner_cache_entries(char* buf, size_t len, size_t* needed);
+/* The last problem met with the cache file in this process ("" if none). */
+BSRMM_API bsrmm_status bsrmm_tuner_cache_warning(char* buf, size_t len, size_t* needed);
+/* Forgets every entry, in memory and in the file (IO_ERROR when the file cannot be rewritten;
+ * the process forgets them all the same). */
+BSRMM_API bsrmm_status bsrmm_tuner_cache_clear(void);
+
 #ifdef __cplusplus
 }
 #endif

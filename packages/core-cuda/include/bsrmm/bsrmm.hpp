@@ -118,4 +118,35 @@ inline void matmul(Context& ctx, const Matrix& a, const bsrmm_dense& b, bsrmm_de
   check(bsrmm_matmul(ctx.get(), a.get(), &b, &c, &options));
 }
 
+// Measures every eligible variant, caches and runs the fastest; returns its name.
+inline std::string tune(Context& ctx, const Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
+                        const bsrmm_matmul_options& options = matmul_options()) {
+  check(bsrmm_tune(ctx.get(), a.get(), &b, &c, &options));
+  return ctx.last_variant();
+}
+
+namespace detail {
+// Calls a (buf, len, needed) function of the C ABI until the text fits (it may grow between
+// calls, as other threads and processes store entries).
+template <typename Get>
+std::string read_text(Get get) {
+  std::string text;
+  size_t needed = 0;
+  check(get(nullptr, 0, &needed));
+  for (;;) {
+    text.resize(needed);
+    const bsrmm_status status = get(text.data(), text.size(), &needed);
+    if (status == BSRMM_STATUS_SUCCESS) break;
+    if (needed <= text.size()) check(status);
+  }
+  text.resize(needed > 0 ? needed - 1 : 0);
+  return text;
+}
+}  // namespace detail
+
+inline std::string tuner_cache_path() { return detail::read_text(bsrmm_tuner_cache_path); }
+inline std::string tuner_cache_entries() { return detail::read_text(bsrmm_tuner_cache_entries); }
+inline std::string tuner_cache_warning() { return detail::read_text(bsrmm_tuner_cache_warning); }
+inline void tuner_cache_clear() { check(bsrmm_tuner_cache_clear()); }
+
 }  // namespace bsrmm

@@ -13,6 +13,7 @@
 
 #include <bsrmm/bsrmm.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,8 +31,11 @@ struct bsrmm_context_s {
   std::string forced_variant;
   std::string last_variant;
 
-  std::mutex cpu_mutex;  // one CPU multiply at a time: guards pool and workspace
-  std::unique_ptr<bsrmm::detail::ThreadPool> pool;  // created on first CPU multiply
+  std::mutex cpu_mutex;  // one CPU multiply at a time: guards pools and workspace
+  // Worker pools by size, each created on first use: tuned CPU choices may differ in thread
+  // count from one problem to the next, and restarting threads on every switch would cost more
+  // than a small multiply.
+  std::map<int, std::unique_ptr<bsrmm::detail::ThreadPool>> pools;
   bsrmm::detail::Buffer workspace;
 };
 

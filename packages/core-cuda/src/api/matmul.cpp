@@ -1,10 +1,11 @@
-// bsrmm_matmul: checks the operands against each other, applies op(A) through the plan, picks
-// the backend and variant, and runs it.
+// bsrmm_matmul and bsrmm_tune: check the operands against each other, apply op(A) through the
+// plan, pick the variant (forced, tuned or the heuristic's) and run it (execution.hpp).
 #include "../common/device_runtime.hpp"
 #include "../common/dtype.hpp"
-#include "../cpu/cpu_backend.hpp"
 #include "../matrix/dense_operand.hpp"
 #include "../matrix/plan.hpp"
+#include "../tune/tuner.hpp"
+#include "execution.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
@@ -14,10 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-
-#if BSRMM_WITH_CUDA
-#include "../cuda/cuda_backend.hpp"
-#endif
+#include <string>
 
 namespace {
 
@@ -114,85 +112,52 @@ void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& a, const bsrmm_
   }
 }
 
-bsrmm::detail::ThreadPool& pool_for(bsrmm_context_s& ctx, int32_t num_threads) {
-  const int threads = num_threads > 0 ? num_threads : bsrmm::detail::hardware_threads();
-  if (!ctx.pool || ctx.pool->size() != threads) {
-    ctx.pool.reset();
-    ctx.pool = std::make_unique<bsrmm::detail::ThreadPool>(threads);
+// C = alpha * op(A) * B + beta * C with the forced variant, the tuner's choice or the heuristic's.
+// `tune_now` (bsrmm_tune) measures whatever the context's tuning mode and forced variant say:
+// it is asked to choose. Returns the variant that ran.
+std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bsrmm_dense& b,
+                     const bsrmm_dense& c, const bsrmm_matmul_options& options, bool tune_now) {
+  const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
+  if (context.device.type == BSRMM_DEVICE_CUDA && !bsrmm::detail::cuda_compiled()) {
+    bsrmm::detail::fail(BSRMM_STATUS_NO_DEVICE, bsrmm::detail::built_without_cuda());
   }
-  return *ctx.pool;
+  const BsrMatrix& op_a = options.op_a == BSRMM_OP_TRANSPOSE
+                              ? matrix.plan().transposed(matrix, settings.stream)
+                              : matrix;
+  bsrmm::api::Execution execution(context, settings, op_a, b, c, options);
+
+  bsrmm::tuner::Choice choice;  // empty: the heuristic's pick
+  bsrmm_tuning_mode mode = settings.tuning_mode;
+  if (tune_now) {
+    mode = BSRMM_TUNING_FORCE;
+  } else if (!settings.forced_variant.empty()) {
+    choice.variant = settings.forced_variant;
+    mode = BSRMM_TUNING_OFF;
+  } else if (op_a.shape().nnzb == 0) {
+    mode = BSRMM_TUNING_OFF;  // C = beta * C + bias: nothing to choose between
+  }
+  // No candidate at all: the heuristic's run reports why (UNSUPPORTED, naming the arguments).
+  if (mode != BSRMM_TUNING_OFF && !execution.candidates().empty()) {
+    choice = bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+  }
+  return execution.run(choice);
 }
 
-std::string run_cpu(bsrmm_context_s& ctx, const bsrmm::api::ContextSettings& settings,
-                    const BsrMatrix& a, const bsrmm_dense& b, const bsrmm_dense& c,
-                    const bsrmm_matmul_options& options) {
-  const bsrmm::matrix::Schedule& schedule = a.plan().schedule(a, nullptr);
-  const std::string variant =
-      settings.forced_variant.empty() ? bsrmm::cpu::blocked_variant : settings.forced_variant;
-  const bool blocked = variant == bsrmm::cpu::blocked_variant;
+// The whole of bsrmm_matmul (tune_now = false) and bsrmm_tune (true).
+void checked_multiply(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b, bsrmm_dense* c,
+                      const bsrmm_matmul_options* options, bool tune_now) {
+  bsrmm_context_s& context = require(ctx, "ctx");
+  const BsrMatrix& matrix = *require(a, "a").matrix;
+  const bsrmm_dense& dense_b = require(b, "b");
+  const bsrmm_dense& dense_c = require(c, "c");
+  const bsrmm_matmul_options opts = read_options(options);
+  check_operands(context, matrix, dense_b, dense_c, opts);
+  if (bsrmm::matrix::is_empty(dense_c)) return;
 
-  bsrmm::cpu::MatmulArgs args{};
-  const bsrmm::matrix::BsrShape& shape = a.shape();
-  args.a = bsrmm::cpu::BsrView{shape.block_row_count,
-                               shape.block_col_count,
-                               shape.block_height,
-                               shape.block_width,
-                               shape.nnzb,
-                               a.row_ptr().data(),
-                               a.col_idx().data(),
-                               a.values().data(),
-                               nullptr,
-                               schedule.work_prefix.data(),
-                               a.dtype()};
-  if (blocked && a.dtype() != BSRMM_DTYPE_F64 && shape.nnzb > 0) {
-    args.a.values_f32 = a.plan().values_f32(a);
-  }
-  args.b = b;
-  args.c = c;
-  args.alpha = options.alpha;
-  args.beta = options.beta;
-  args.bias = options.bias;
-  args.activation = options.activation;
-
-  std::lock_guard<std::mutex> lock(ctx.cpu_mutex);
-  bsrmm::detail::ThreadPool& pool = pool_for(ctx, settings.num_threads);
-  if (blocked) {
-    bsrmm::cpu::matmul_blocked(args, pool, ctx.workspace);
-  } else {
-    bsrmm::cpu::matmul_reference(args, pool);
-  }
-  return variant;
+  std::string ran = multiply(context, matrix, dense_b, dense_c, opts, tune_now);
+  std::lock_guard<std::mutex> lock(context.settings_mutex);
+  context.last_variant = std::move(ran);
 }
-
-#if BSRMM_WITH_CUDA
-std::string run_cuda(const bsrmm_context_s& ctx, const bsrmm::api::ContextSettings& settings,
-                     const BsrMatrix& a, const bsrmm_dense& b, const bsrmm_dense& c,
-                     const bsrmm_matmul_options& options) {
-  const bsrmm::matrix::Schedule& schedule = a.plan().schedule(a, settings.stream);
-  const bsrmm::matrix::BsrShape& shape = a.shape();
-  bsrmm::cuda::MatmulArgs args{};
-  args.a = bsrmm::cuda::BsrView{shape.block_row_count,
-                                shape.block_col_count,
-                                shape.block_height,
-                                shape.block_width,
-                                shape.nnzb,
-                                a.device_row_ptr().as<const int32_t>(),
-                                a.device_col_idx().as<const int32_t>(),
-                                a.values().data(),
-                                schedule.device_row_order.as<const int32_t>(),
-                                a.dtype()};
-  args.b = bsrmm::cuda::DenseView{b.data, b.rows, b.cols, b.ld, b.layout, b.dtype};
-  args.c = bsrmm::cuda::DenseView{c.data, c.rows, c.cols, c.ld, c.layout, c.dtype};
-  args.alpha = static_cast<float>(options.alpha);
-  args.beta = static_cast<float>(options.beta);
-  args.bias = options.bias;
-  args.activation = options.activation;
-  args.f32_mode = settings.f32_mode;
-  args.device = ctx.device.ordinal;
-  args.stream = settings.stream;
-  return bsrmm::cuda::matmul(args, settings.forced_variant);
-}
-#endif
 
 }  // namespace
 
@@ -212,32 +177,12 @@ bsrmm_matmul_options bsrmm_matmul_options_default(void) {
 
 bsrmm_status bsrmm_matmul(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b,
                           bsrmm_dense* c, const bsrmm_matmul_options* options) {
-  return guarded(__func__, [&] {
-    bsrmm_context_s& context = require(ctx, "ctx");
-    const BsrMatrix& matrix = *require(a, "a").matrix;
-    const bsrmm_dense& dense_b = require(b, "b");
-    const bsrmm_dense& dense_c = require(c, "c");
-    const bsrmm_matmul_options opts = read_options(options);
-    check_operands(context, matrix, dense_b, dense_c, opts);
-    if (bsrmm::matrix::is_empty(dense_c)) return;
+  return guarded(__func__, [&] { checked_multiply(ctx, a, b, c, options, false); });
+}
 
-    const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
-    const BsrMatrix& op_a = opts.op_a == BSRMM_OP_TRANSPOSE
-                                ? matrix.plan().transposed(matrix, settings.stream)
-                                : matrix;
-    std::string ran;
-    if (context.device.type == BSRMM_DEVICE_CPU) {
-      ran = run_cpu(context, settings, op_a, dense_b, dense_c, opts);
-    } else {
-#if BSRMM_WITH_CUDA
-      ran = run_cuda(context, settings, op_a, dense_b, dense_c, opts);
-#else
-      bsrmm::detail::fail(BSRMM_STATUS_NO_DEVICE, bsrmm::detail::built_without_cuda());
-#endif
-    }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.last_variant = std::move(ran);
-  });
+bsrmm_status bsrmm_tune(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b,
+                        bsrmm_dense* c, const bsrmm_matmul_options* options) {
+  return guarded(__func__, [&] { checked_multiply(ctx, a, b, c, options, true); });
 }
 
 }  // extern "C"

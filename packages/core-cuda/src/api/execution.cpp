@@ -1,0 +1,204 @@
+#include "execution.hpp"
+
+#include "../common/device_runtime.hpp"
+#include "../common/error.hpp"
+#include "../common/thread_pool.hpp"
+#include "../matrix/dense_operand.hpp"
+#include "../matrix/plan.hpp"
+#include "../tune/cpu_identity.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+namespace bsrmm::api {
+
+namespace {
+
+// The scratch C starts at the same offset modulo this as the caller's C, so every candidate
+// sees the alignment the final run will see (vector loads, TMA, 128-byte lines).
+constexpr std::size_t scratch_alignment = 256;
+
+// The context's pool of `threads` workers (0: one per hardware thread). Pools of every size a
+// tuned choice asked for are kept: problems tuned to different thread counts alternate without
+// restarting threads.
+detail::ThreadPool& pool_for(bsrmm_context_s& ctx, int32_t threads) {
+  const int size = threads > 0 ? threads : detail::hardware_threads();
+  std::unique_ptr<detail::ThreadPool>& pool = ctx.pools[size];
+  if (!pool) pool = std::make_unique<detail::ThreadPool>(size);
+  return *pool;
+}
+
+// The thread counts worth measuring when the context leaves the choice to bsrmm: every thread
+// of the machine first (the heuristic), then powers of two below it (small problems lose more
+// to waking workers than they gain; a loaded machine favours fewer).
+std::vector<int32_t> thread_candidates(int32_t setting) {
+  if (setting > 0) return {setting};
+  const int32_t all = detail::hardware_threads();
+  std::vector<int32_t> counts{all};
+  for (int32_t t = 1; t < all; t *= 2) counts.push_back(t);
+  return counts;
+}
+
+}  // namespace
+
+Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
+                     const matrix::BsrMatrix& op_a, const bsrmm_dense& b, const bsrmm_dense& c,
+                     const bsrmm_matmul_options& options)
+    : ctx_(ctx), settings_(settings), op_a_(op_a), b_(b), c_(c), options_(options) {
+  const matrix::BsrShape& shape = op_a.shape();
+  if (on_cpu()) {
+    const matrix::Schedule& schedule = op_a.plan().schedule(op_a, nullptr);
+    cpu_args_.a = cpu::BsrView{shape.block_row_count,
+                               shape.block_col_count,
+                               shape.block_height,
+                               shape.block_width,
+                               shape.nnzb,
+                               op_a.row_ptr().data(),
+                               op_a.col_idx().data(),
+                               op_a.values().data(),
+                               nullptr,
+                               schedule.work_prefix.data(),
+                               op_a.dtype()};
+    cpu_args_.b = b;
+    cpu_args_.c = c;
+    cpu_args_.alpha = options.alpha;
+    cpu_args_.beta = options.beta;
+    cpu_args_.bias = options.bias;
+    cpu_args_.activation = options.activation;
+    return;
+  }
+#if BSRMM_WITH_CUDA
+  const matrix::Schedule& schedule = op_a.plan().schedule(op_a, settings.stream);
+  cuda_args_.a = cuda::BsrView{shape.block_row_count,
+                               shape.block_col_count,
+                               shape.block_height,
+                               shape.block_width,
+                               shape.nnzb,
+                               op_a.device_row_ptr().as<const int32_t>(),
+                               op_a.device_col_idx().as<const int32_t>(),
+                               op_a.values().data(),
+                               schedule.device_row_order.as<const int32_t>(),
+                               op_a.dtype()};
+  cuda_args_.b = cuda::DenseView{b.data, b.rows, b.cols, b.ld, b.layout, b.dtype};
+  cuda_args_.c = cuda::DenseView{c.data, c.rows, c.cols, c.ld, c.layout, c.dtype};
+  cuda_args_.alpha = options.alpha;
+  cuda_args_.beta = options.beta;
+  cuda_args_.bias = options.bias;
+  cuda_args_.activation = options.activation;
+  cuda_args_.f32_mode = settings.f32_mode;
+  cuda_args_.device = ctx.device.ordinal;
+  cuda_args_.stream = settings.stream;
+#else
+  detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
+#endif
+}
+
+std::string Execution::run(const tuner::Choice& choice) { return run_into(choice, c_); }
+
+std::string Execution::run_into(const tuner::Choice& choice, const bsrmm_dense& c) {
+  if (on_cpu()) return run_cpu(choice, c);
+#if BSRMM_WITH_CUDA
+  cuda::MatmulArgs args = cuda_args_;
+  args.c.data = c.data;
+  return cuda::matmul(args, choice.variant);
+#else
+  detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
+#endif
+}
+
+std::string Execution::run_cpu(const tuner::Choice& choice, const bsrmm_dense& c) {
+  const std::string variant = choice.variant.empty() ? cpu::blocked_variant : choice.variant;
+  const bool blocked = variant == cpu::blocked_variant;
+  cpu::MatmulArgs args = cpu_args_;
+  args.c = c;
+  if (blocked && op_a_.dtype() != BSRMM_DTYPE_F64 && op_a_.shape().nnzb > 0) {
+    args.a.values_f32 = op_a_.plan().values_f32(op_a_);
+  }
+  std::lock_guard<std::mutex> lock(ctx_.cpu_mutex);
+  detail::ThreadPool& pool =
+      pool_for(ctx_, choice.threads > 0 ? choice.threads : settings_.num_threads);
+  if (blocked) {
+    cpu::matmul_blocked(args, pool, ctx_.workspace);
+  } else {
+    cpu::matmul_reference(args, pool);
+  }
+  return variant;
+}
+
+tuner::ProblemShape Execution::shape() const {
+  return tuner::describe_problem(arch(), op_a_, b_, c_, options_, settings_.f32_mode);
+}
+
+std::string Execution::arch() const {
+  if (on_cpu()) return "cpu";
+#if BSRMM_WITH_CUDA
+  return cuda::device_identity(ctx_.device.ordinal).arch;
+#else
+  return "cuda";
+#endif
+}
+
+std::string Execution::device() const {
+  if (on_cpu()) return tuner::cpu_identity();
+#if BSRMM_WITH_CUDA
+  const cuda::DeviceIdentity identity = cuda::device_identity(ctx_.device.ordinal);
+  return identity.name + " (" + identity.arch + ")";
+#else
+  return "cuda";
+#endif
+}
+
+tuner::MeasurePolicy Execution::policy() const {
+  return on_cpu() ? tuner::cpu_policy : tuner::gpu_policy;
+}
+
+const std::vector<tuner::Choice>& Execution::candidates() {
+  if (have_candidates_) return candidates_;
+  have_candidates_ = true;
+  if (on_cpu()) {
+    for (const char* variant : {cpu::blocked_variant, cpu::reference_variant})
+      for (int32_t threads : thread_candidates(settings_.num_threads))
+        candidates_.push_back(tuner::Choice{variant, threads});
+    return candidates_;
+  }
+#if BSRMM_WITH_CUDA
+  for (std::string& name : cuda::supporting_variants(cuda_args_))
+    candidates_.push_back(tuner::Choice{std::move(name), 0});
+#endif
+  return candidates_;
+}
+
+const bsrmm_dense& Execution::scratch_c() {
+  if (scratch_c_.data != nullptr) return scratch_c_;
+  const std::size_t bytes = matrix::dense_extent_bytes(c_);
+  scratch_ = detail::Buffer::allocate(bytes + scratch_alignment, c_.device);
+  const std::size_t offset = reinterpret_cast<std::uintptr_t>(c_.data) % scratch_alignment;
+  scratch_c_ = c_;
+  scratch_c_.data = scratch_.as<unsigned char>() + offset;
+  return scratch_c_;
+}
+
+double Execution::time_once(std::size_t index) {
+  const tuner::Choice& choice = candidates().at(index);
+  const bsrmm_dense& scratch = scratch_c();
+  // beta reads C: every run starts from the caller's values, not from the previous run's
+  // output (which grows run after run, and could reach inf and slow down a CPU).
+  if (options_.beta != 0.0) {
+    detail::copy_bytes(scratch.data, scratch.device, c_.data, c_.device,
+                       matrix::dense_extent_bytes(c_), settings_.stream);
+  }
+#if BSRMM_WITH_CUDA
+  if (!on_cpu()) {
+    cuda::MatmulArgs args = cuda_args_;
+    args.c.data = scratch.data;
+    return cuda::time_matmul(args, choice.variant);
+  }
+#endif
+  const auto start = std::chrono::steady_clock::now();
+  run_cpu(choice, scratch);
+  const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count();
+}
+
+}  // namespace bsrmm::api

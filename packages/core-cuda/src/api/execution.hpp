@@ -1,0 +1,68 @@
+// One checked multiply, ready to run any variant on its backend. bsrmm_matmul runs it with the
+// forced, heuristic or tuned choice; the tuner times the candidates through tuner::Trials, each
+// run writing a scratch copy of C (refreshed from the caller's C before every run when beta
+// reads it), so tuning never changes the caller's C: only the final run() writes it.
+#pragma once
+
+#include "../common/buffer.hpp"
+#include "../cpu/cpu_backend.hpp"
+#include "../matrix/bsr_matrix.hpp"
+#include "../tune/tuner.hpp"
+#include "handles.hpp"
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#if BSRMM_WITH_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
+
+namespace bsrmm::api {
+
+class Execution final : public tuner::Trials {
+ public:
+  // `op_a` is the matrix the kernels run on (the plan's A^T for a transposed multiply); the
+  // operands are already checked against each other and C is not empty.
+  Execution(bsrmm_context_s& ctx, const ContextSettings& settings, const matrix::BsrMatrix& op_a,
+            const bsrmm_dense& b, const bsrmm_dense& c, const bsrmm_matmul_options& options);
+
+  // Into the caller's C. An empty variant runs the heuristic's pick; threads 0 runs with the
+  // context's setting. Returns the variant that ran.
+  std::string run(const tuner::Choice& choice);
+
+  tuner::ProblemShape shape() const;
+
+  // tuner::Trials
+  const std::vector<tuner::Choice>& candidates() override;
+  double time_once(std::size_t index) override;
+  tuner::MeasurePolicy policy() const override;
+  std::string device() const override;
+
+ private:
+  bool on_cpu() const { return ctx_.device.type == BSRMM_DEVICE_CPU; }
+  std::string run_into(const tuner::Choice& choice, const bsrmm_dense& c);
+  std::string run_cpu(const tuner::Choice& choice, const bsrmm_dense& c);
+  const bsrmm_dense& scratch_c();
+  std::string arch() const;
+
+  bsrmm_context_s& ctx_;
+  const ContextSettings settings_;
+  const matrix::BsrMatrix& op_a_;
+  const bsrmm_dense b_;
+  const bsrmm_dense c_;
+  const bsrmm_matmul_options options_;
+
+  cpu::MatmulArgs cpu_args_{};
+#if BSRMM_WITH_CUDA
+  cuda::MatmulArgs cuda_args_{};
+#endif
+  bool have_candidates_ = false;
+  std::vector<tuner::Choice> candidates_;
+  detail::Buffer scratch_;
+  bsrmm_dense scratch_c_{};
+};
+
+}  // namespace bsrmm::api

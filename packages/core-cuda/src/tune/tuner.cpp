@@ -1,0 +1,69 @@
+#include "tuner.hpp"
+
+#include "../common/error.hpp"
+#include "tuning_cache.hpp"
+
+#include <atomic>
+#include <optional>
+
+namespace bsrmm::tuner {
+
+namespace {
+
+std::atomic<int64_t> measurements{0};
+
+}  // namespace
+
+std::string Choice::label() const {
+  return threads > 0 ? variant + "@" + std::to_string(threads) : variant;
+}
+
+int64_t measurement_count() { return measurements.load(); }
+
+Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trials) {
+  const std::vector<Choice>& candidates = trials.candidates();
+  if (candidates.empty()) detail::fail(BSRMM_STATUS_INTERNAL, "the tuner got no candidates");
+  std::vector<std::string> labels;
+  labels.reserve(candidates.size());
+  for (const Choice& choice : candidates) labels.push_back(choice.label());
+
+  Decision decision;
+  decision.key = problem_key(shape, labels);
+  const std::string device = trials.device();
+  TuningCache& cache = TuningCache::instance();
+
+  if (mode == BSRMM_TUNING_AUTO) {
+    if (std::optional<Entry> entry = cache.lookup(decision.key, device)) {
+      const Choice cached{entry->variant, entry->threads};
+      // The key names the candidate set, so a match is eligible; checked all the same, since
+      // a file is never trusted to be what this library wrote.
+      for (const Choice& candidate : candidates) {
+        if (candidate == cached) {
+          decision.choice = cached;
+          return decision;
+        }
+      }
+    }
+  }
+
+  ++measurements;
+  const std::vector<Timing> timings = measure(
+      candidates.size(), [&](std::size_t i) { return trials.time_once(i); }, trials.policy());
+  const std::size_t best = fastest(timings);
+  decision.choice = candidates[best];
+  decision.measured = true;
+
+  Entry entry;
+  entry.key = decision.key;
+  entry.device = device;
+  entry.library_version = library_version();
+  entry.variant = decision.choice.variant;
+  entry.threads = decision.choice.threads;
+  entry.time_ms = timings[best].median_ms;
+  entry.candidates = static_cast<int32_t>(candidates.size());
+  entry.measured_at = utc_timestamp();
+  cache.store(entry);
+  return decision;
+}
+
+}  // namespace bsrmm::tuner

@@ -1,0 +1,59 @@
+// The tuner's decision for one multiply. The backend side (src/api) describes the multiply
+// through Trials: the choices it may make, the heuristic's first, and a way to time one of them
+// on the caller's operands without writing the caller's C. The tuner files the result in the
+// cache under the problem key and the device.
+//
+//   OFF    the heuristic's choice; no lookup, no measurement (callers skip the tuner entirely)
+//   AUTO   the cached choice; on a miss, measure every candidate, store the fastest
+//   FORCE  measure and store, whatever the cache holds
+#pragma once
+
+#include "measure.hpp"
+#include "problem_key.hpp"
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bsrmm::tuner {
+
+struct Choice {
+  std::string variant;
+  int32_t threads = 0;  // CPU worker threads; 0 for GPU variants
+
+  // "cpu_blocked_simd@2" for CPU choices, the variant name for GPU ones.
+  std::string label() const;
+  bool operator==(const Choice& other) const {
+    return variant == other.variant && threads == other.threads;
+  }
+};
+
+class Trials {
+ public:
+  virtual ~Trials() = default;
+  // Every eligible choice, the heuristic's pick first (it wins ties). Never empty.
+  virtual const std::vector<Choice>& candidates() = 0;
+  // Runs candidates()[index] once into scratch output and returns its time in milliseconds.
+  virtual double time_once(std::size_t index) = 0;
+  virtual MeasurePolicy policy() const = 0;
+  // Identifies the machine the times belong to: "NVIDIA H100 80GB HBM3 (sm_90)".
+  virtual std::string device() const = 0;
+};
+
+struct Decision {
+  Choice choice;
+  bool measured = false;  // false: taken from the cache
+  std::string key;
+};
+
+// AUTO or FORCE (OFF never reaches the tuner).
+Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trials);
+
+// How many times this process has measured a candidate set: tests use it to tell a cached
+// choice from a fresh measurement.
+int64_t measurement_count();
+
+}  // namespace bsrmm::tuner
