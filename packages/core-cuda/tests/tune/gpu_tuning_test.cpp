@@ -145,9 +145,9 @@ int64_t run(Context& ctx, Matrix& a, GpuProblem& problem, bool tune_now, const s
 }
 
 std::vector<tuner::Entry> entries() {
+  const tuner::Json json = tuner::parse_json(tuner_cache_entries());
   std::vector<tuner::Entry> all;
-  for (const tuner::Json& item : tuner::parse_json(tuner_cache_entries()).items())
-    all.push_back(tuner::entry_from_json(item));
+  for (const tuner::Json& item : json.items()) all.push_back(tuner::entry_from_json(item));
   return all;
 }
 
