@@ -80,11 +80,14 @@ def main():
     parser.add_argument("--m", type=int, default=4096)
     parser.add_argument("--n", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--variant", default="cpu_blocked_simd",
+                        help="forced bsrmm variant; '' lets the tuner choose")
     args = parser.parse_args()
 
     lib = load(args.library)
     ctx = C.c_void_p()
     check(lib, lib.bsrmm_context_create(Device(0, 0), C.byref(ctx)))
+    check(lib, lib.bsrmm_context_set_variant(ctx, args.variant.encode()))
     rng = np.random.default_rng(0)
     m = k = args.m
     print(f"M = K = {m}, N = {args.n}; times are medians of {args.repeats} runs")
