@@ -27,8 +27,18 @@ extern "C" {
 #define BSRMM_VERSION_MINOR 1
 #define BSRMM_VERSION_PATCH 0
 
+/* C callers may store any int in an enum field, and bsrmm checks every one. In C++ an enum
+ * without a fixed underlying type may not hold values outside its range (undefined behaviour,
+ * which compilers may assume away), so C++ sees each enum with the underlying type int: same
+ * size and calling convention as the C enum, and every int a valid value to reject. */
+#ifdef __cplusplus
+#define BSRMM_ENUM_BASE : int
+#else
+#define BSRMM_ENUM_BASE
+#endif
+
 /* Stable numeric codes: every binding maps them to the same error code name. */
-typedef enum bsrmm_status {
+typedef enum bsrmm_status BSRMM_ENUM_BASE {
   BSRMM_STATUS_SUCCESS = 0,
   BSRMM_STATUS_INVALID_ARGUMENT = 1, /* a value breaks a documented rule (shape, index, stride) */
   BSRMM_STATUS_UNSUPPORTED = 2,      /* valid, but this backend/dtype/shape is not provided */
@@ -39,20 +49,29 @@ typedef enum bsrmm_status {
   BSRMM_STATUS_IO_ERROR = 7          /* tuner cache could not be read or written */
 } bsrmm_status;
 
-typedef enum bsrmm_dtype {
+typedef enum bsrmm_dtype BSRMM_ENUM_BASE {
   BSRMM_DTYPE_F32 = 0,
   BSRMM_DTYPE_F16 = 1,
   BSRMM_DTYPE_BF16 = 2,
   BSRMM_DTYPE_F64 = 3 /* CPU backend and generic CUDA kernel only */
 } bsrmm_dtype;
 
-typedef enum bsrmm_index_type { BSRMM_INDEX_I32 = 0, BSRMM_INDEX_I64 = 1 } bsrmm_index_type;
+typedef enum bsrmm_index_type BSRMM_ENUM_BASE {
+  BSRMM_INDEX_I32 = 0,
+  BSRMM_INDEX_I64 = 1
+} bsrmm_index_type;
 
-typedef enum bsrmm_layout { BSRMM_LAYOUT_ROW_MAJOR = 0, BSRMM_LAYOUT_COL_MAJOR = 1 } bsrmm_layout;
+typedef enum bsrmm_layout BSRMM_ENUM_BASE {
+  BSRMM_LAYOUT_ROW_MAJOR = 0,
+  BSRMM_LAYOUT_COL_MAJOR = 1
+} bsrmm_layout;
 
-typedef enum bsrmm_op { BSRMM_OP_NONE = 0, BSRMM_OP_TRANSPOSE = 1 } bsrmm_op;
+typedef enum bsrmm_op BSRMM_ENUM_BASE { BSRMM_OP_NONE = 0, BSRMM_OP_TRANSPOSE = 1 } bsrmm_op;
 
-typedef enum bsrmm_device_type { BSRMM_DEVICE_CPU = 0, BSRMM_DEVICE_CUDA = 1 } bsrmm_device_type;
+typedef enum bsrmm_device_type BSRMM_ENUM_BASE {
+  BSRMM_DEVICE_CPU = 0,
+  BSRMM_DEVICE_CUDA = 1
+} bsrmm_device_type;
 
 typedef struct bsrmm_device {
   bsrmm_device_type type;
@@ -61,9 +80,12 @@ typedef struct bsrmm_device {
 
 /* How f32 operands use the tensor cores. EXACT keeps full f32 products; TF32 opts in to the
  * faster, less precise tensor-core mode (relative error ~1e-3). Ignored for f16/bf16. */
-typedef enum bsrmm_f32_mode { BSRMM_F32_EXACT = 0, BSRMM_F32_TF32 = 1 } bsrmm_f32_mode;
+typedef enum bsrmm_f32_mode BSRMM_ENUM_BASE {
+  BSRMM_F32_EXACT = 0,
+  BSRMM_F32_TF32 = 1
+} bsrmm_f32_mode;
 
-typedef enum bsrmm_activation {
+typedef enum bsrmm_activation BSRMM_ENUM_BASE {
   BSRMM_ACTIVATION_NONE = 0,
   BSRMM_ACTIVATION_RELU = 1,
   BSRMM_ACTIVATION_GELU = 2, /* tanh approximation */
@@ -72,7 +94,7 @@ typedef enum bsrmm_activation {
 
 /* Tuning modes: OFF uses built-in heuristics only; AUTO uses a cached choice or measures once
  * and caches it; FORCE always measures and overwrites the cache entry. */
-typedef enum bsrmm_tuning_mode {
+typedef enum bsrmm_tuning_mode BSRMM_ENUM_BASE {
   BSRMM_TUNING_OFF = 0,
   BSRMM_TUNING_AUTO = 1,
   BSRMM_TUNING_FORCE = 2
