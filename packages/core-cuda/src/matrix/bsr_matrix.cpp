@@ -165,7 +165,8 @@ void BsrMatrix::export_to(bsrmm_index_type index_type, void* row_ptr_out, void* 
                      " is not a bsrmm_index_type (0 = I32, 1 = I64)");
   }
   auto write = [index_type](const std::vector<int32_t>& from, void* to) {
-    if (to == nullptr) return;
+    // An empty vector's data() may be NULL, which memcpy may not be given even for 0 bytes.
+    if (to == nullptr || from.empty()) return;
     if (index_type == BSRMM_INDEX_I32) {
       std::memcpy(to, from.data(), from.size() * sizeof(int32_t));
     } else {
