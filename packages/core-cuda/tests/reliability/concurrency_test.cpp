@@ -1,0 +1,169 @@
+// Bounded stress on the CPU backend, every result checked in full against the float64 reference:
+//   - many threads multiplying through one context and one matrix, each round on a fresh matrix
+//     released to all threads at once, so the lazily built plan (schedule, A^T, f32 values) is
+//     raced for by every op, dtype and variant;
+//   - many contexts created, used and destroyed concurrently from shared caller arrays;
+//   - settings changed on a context while other threads multiply through it.
+// Thread counts and rounds are printed; each test stops after its time budget.
+#include "stress_support.hpp"
+
+#include <atomic>
+#include <optional>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace bsrmm::test {
+namespace {
+
+constexpr int stress_threads = 8;
+constexpr std::chrono::milliseconds budget_per_test(2500);
+const bsrmm_dtype all_dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
+const char* const cpu_variants[] = {"", "cpu_blocked_simd", "cpu_reference_f64acc"};
+
+// A rectangular A with rectangular blocks, so A and A^T differ in every dimension.
+HostBsr stress_matrix(uint64_t seed, bsrmm_dtype dtype) {
+  Random rng(seed);
+  return random_bsr(rng, 9, 7, 4, 6, 0.35, dtype);
+}
+
+TEST(Concurrency, ThreadsShareOneContextAndOneFreshMatrix) {
+  Context ctx;
+  ctx.set_num_threads(2);
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+  StartLine start(stress_threads + 1);
+  std::atomic<bool> stop{false};
+  std::atomic<long> multiplies{0};
+  // The main thread publishes one matrix per round; workers read these after the start line.
+  HostBsr host;
+  std::optional<Matrix> matrix;
+  int round = 0;
+
+  std::vector<std::thread> workers;
+  for (int w = 0; w < stress_threads; ++w) {
+    workers.emplace_back([&, w] {
+      for (int r = 0;; ++r) {
+        start.arrive_and_wait();  // the round's matrix is ready (or stop is set)
+        if (stop) return;
+        const bsrmm_op op = (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+        const std::string what = "round " + std::to_string(r) + " worker " + std::to_string(w);
+        checked_multiply(ctx, *matrix, host, op, 5 + w, 1000 * r + w, what);
+        ++multiplies;
+        start.arrive_and_wait();  // done with this round's matrix
+      }
+    });
+  }
+  const Budget budget(budget_per_test, 8);
+  for (; budget.another(round) && !HasFailure(); ++round) {
+    host = stress_matrix(round, all_dtypes[round % 4]);
+    bsrmm_bsr_desc desc = host.desc(round % 3 ? BSRMM_INDEX_I32 : BSRMM_INDEX_I64);
+    matrix.reset();
+    matrix.emplace(ctx, desc);
+    start.arrive_and_wait();
+    start.arrive_and_wait();
+  }
+  stop = true;
+  start.arrive_and_wait();
+  for (std::thread& t : workers) t.join();
+  std::printf("[ stress   ] one context, one fresh matrix per round: %d threads, %d rounds, %ld checked"
+              " multiplies\n", stress_threads, round, multiplies.load());
+}
+
+TEST(Concurrency, ThreadsVaryOpAndVariantOnOneMatrix) {
+  Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+  const HostBsr host = stress_matrix(7, BSRMM_DTYPE_F16);
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix matrix(ctx, desc);
+  std::atomic<long> multiplies{0};
+  const Budget budget(budget_per_test, 4);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < stress_threads; ++w) {
+    workers.emplace_back([&, w] {
+      // Each worker has its own context on the same matrix, with its own variant.
+      Context own;
+      own.set_tuning_mode(BSRMM_TUNING_OFF);
+      own.set_num_threads(1 + w % 3);
+      own.set_variant(cpu_variants[w % 3]);
+      for (int r = 0; budget.another(r); ++r) {
+        Context& use = r % 2 ? own : ctx;
+        const bsrmm_op op = (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+        checked_multiply(use, matrix, host, op, 1 + (w * 7 + r) % 23, 77 * r + w,
+                         "worker " + std::to_string(w) + " round " + std::to_string(r));
+        ++multiplies;
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  std::printf("[ stress   ] shared matrix, per-thread contexts and variants: %d threads, %ld checked"
+              " multiplies\n", stress_threads, multiplies.load());
+}
+
+TEST(Concurrency, ManyContextsCreatedAndDestroyedConcurrently) {
+  const HostBsr host = stress_matrix(11, BSRMM_DTYPE_F32);
+  std::atomic<long> multiplies{0}, contexts{0};
+  const Budget budget(budget_per_test, 3);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < stress_threads; ++w) {
+    workers.emplace_back([&, w] {
+      HostBsr arrays = host;  // desc() writes narrow copies into its object: one per thread
+      for (int r = 0; budget.another(r); ++r) {
+        Context ctx;
+        ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+        ctx.set_num_threads(1 + (w + r) % 3);
+        ++contexts;
+        bsrmm_bsr_desc desc = arrays.desc(r % 2 ? BSRMM_INDEX_I64 : BSRMM_INDEX_I32);
+        const Matrix matrix(ctx, desc);
+        const Matrix copy = matrix.copy_to(ctx);
+        checked_multiply(ctx, r % 2 ? copy : matrix, host, r % 3 ? BSRMM_OP_NONE : BSRMM_OP_TRANSPOSE,
+                         8, 31 * r + w, "context " + std::to_string(r) + " of worker " + std::to_string(w));
+        ++multiplies;
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  std::printf("[ stress   ] many contexts: %d threads, %ld contexts, %ld checked multiplies\n",
+              stress_threads, contexts.load(), multiplies.load());
+}
+
+TEST(Concurrency, SettingsChangeWhileThreadsMultiply) {
+  Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+  const HostBsr host = stress_matrix(13, BSRMM_DTYPE_BF16);
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix matrix(ctx, desc);
+  std::atomic<bool> done{false};
+  std::atomic<long> multiplies{0}, changes{0};
+  std::thread changer([&] {
+    for (int i = 0; !done; ++i) {
+      ctx.set_num_threads(i % 5);  // 0: one per hardware thread
+      ctx.set_variant(cpu_variants[i % 3]);
+      ctx.set_f32_mode(i % 2 ? BSRMM_F32_TF32 : BSRMM_F32_EXACT);
+      const std::string last = ctx.last_variant();
+      EXPECT_TRUE(last.empty() || last.rfind("cpu_", 0) == 0) << last;
+      ++changes;
+      std::this_thread::yield();
+    }
+  });
+  const Budget budget(budget_per_test, 3);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < stress_threads - 1; ++w) {
+    workers.emplace_back([&, w] {
+      for (int r = 0; budget.another(r); ++r) {
+        checked_multiply(ctx, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 9, 13 * r + w,
+                         "worker " + std::to_string(w) + " round " + std::to_string(r));
+        ++multiplies;
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  done = true;
+  changer.join();
+  std::printf("[ stress   ] settings race: %d threads, %ld setting changes, %ld checked multiplies\n",
+              stress_threads, changes.load(), multiplies.load());
+}
+
+}  // namespace
+}  // namespace bsrmm::test

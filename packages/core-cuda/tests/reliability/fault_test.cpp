@@ -1,0 +1,206 @@
+// Faults the library must survive with a clear status, after which it keeps working:
+//   - no GPU, no driver, or a CUDA-less build: NO_DEVICE with the reason, and the CPU serves;
+//   - a device ordinal that does not exist: NO_DEVICE naming it;
+//   - host memory running out (an address-space limit in a child process) during matrix
+//     creation and during a multiply's lazily built plan: OUT_OF_MEMORY, then, with memory
+//     back, the same matrix multiplies correctly.
+// GPU out-of-memory lives in cuda_fault_test.cpp (CUDA builds).
+#include "stress_support.hpp"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BSRMM_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define BSRMM_TEST_SANITIZED 1
+#endif
+#endif
+
+namespace bsrmm::test {
+namespace {
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+bool gpu_present() {
+  int32_t count = 0;
+  return bsrmm_cuda_device_count(&count) == BSRMM_STATUS_SUCCESS && count > 0;
+}
+
+void cpu_still_works(const char* after) {
+  Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+  Random rng(21);
+  const HostBsr host = random_bsr(rng, 5, 4, 3, 2, 0.5, BSRMM_DTYPE_F32);
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix a(ctx, desc);
+  checked_multiply(ctx, a, host, BSRMM_OP_NONE, 7, 3, std::string("CPU multiply after ") + after);
+  checked_multiply(ctx, a, host, BSRMM_OP_TRANSPOSE, 7, 4, std::string("CPU multiply after ") + after);
+}
+
+TEST(Faults, WithoutAGpuCudaCallsSayNoDeviceAndWhyAndTheCpuWorks) {
+  if (gpu_present()) GTEST_SKIP() << "a CUDA device is present; NonexistentDeviceOrdinal covers NO_DEVICE here";
+  int32_t count = -1;
+  EXPECT_EQ(bsrmm_cuda_device_count(&count), BSRMM_STATUS_NO_DEVICE);
+  const std::string reason = bsrmm_last_error();
+  EXPECT_EQ(count, 0);
+  EXPECT_GT(reason.size(), std::string("bsrmm_cuda_device_count: ").size()) << reason;
+  std::printf("[ fault    ] CUDA compiled: %d; no device because: %s\n", bsrmm_cuda_compiled(), reason.c_str());
+
+  bsrmm_context_t ctx = reinterpret_cast<bsrmm_context_t>(&count);
+  EXPECT_EQ(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 0}, &ctx), BSRMM_STATUS_NO_DEVICE);
+  EXPECT_EQ(ctx, nullptr);
+  const std::string message = bsrmm_last_error();
+  EXPECT_TRUE(starts_with(message, "bsrmm_context_create: ")) << message;
+  EXPECT_GT(message.size(), std::string("bsrmm_context_create: ").size() + 10) << message;
+
+  // A CPU context asked for a CUDA description, and a CUDA operand, says the same.
+  Context cpu;
+  std::vector<int32_t> row_ptr{0, 0};
+  const bsrmm_bsr_desc desc{1, 1, 1, 1, 0, row_ptr.data(), nullptr, BSRMM_INDEX_I32, nullptr,
+                            BSRMM_DTYPE_F32, bsrmm_device{BSRMM_DEVICE_CUDA, 0}};
+  bsrmm_matrix_t matrix = nullptr;
+  EXPECT_EQ(bsrmm_matrix_create(cpu.get(), &desc, 0, &matrix), BSRMM_STATUS_NO_DEVICE) << bsrmm_last_error();
+  EXPECT_EQ(matrix, nullptr);
+
+  cpu_still_works("NO_DEVICE");
+}
+
+TEST(Faults, NonexistentDeviceOrdinalIsNoDevice) {
+  bsrmm_context_t ctx = nullptr;
+  EXPECT_EQ(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 4096}, &ctx), BSRMM_STATUS_NO_DEVICE);
+  EXPECT_EQ(ctx, nullptr);
+  const std::string message = bsrmm_last_error();
+  if (gpu_present()) EXPECT_NE(message.find("4096"), std::string::npos) << message;
+  cpu_still_works("a nonexistent device");
+}
+
+#ifndef BSRMM_TEST_SANITIZED
+
+// Current address-space size of this process (bytes), from /proc.
+long long address_space_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  long long pages = 0;
+  statm >> pages;
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
+void set_address_space_limit(long long bytes) {
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur = bytes < 0 ? limit.rlim_max : static_cast<rlim_t>(bytes);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) {
+    std::perror("setrlimit");
+    std::_Exit(90);
+  }
+}
+
+// Runs `body` in a child process (which may lower its own memory limit) and expects exit 0.
+// The body reports a failed expectation on stderr and exits with its own code.
+template <typename Body>
+void in_child(Body body) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0) << "fork failed";
+  if (pid == 0) std::_Exit(body());
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died from signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+}
+
+#define CHILD_CHECK(condition, code)                                                          \
+  do {                                                                                        \
+    if (!(condition)) {                                                                       \
+      std::fprintf(stderr, "child: %s failed (%s)\n", #condition, bsrmm_last_error());        \
+      return code;                                                                            \
+    }                                                                                         \
+  } while (0)
+
+TEST(Faults, HostOutOfMemoryWhileCreatingIsReportedAndRecovered) {
+  in_child([]() -> int {
+    // 256 MiB of caller values the library must copy: reserved, never touched before the copy.
+    const size_t bytes = size_t{256} << 20;
+    void* values = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHILD_CHECK(values != MAP_FAILED, 10);
+    const int32_t blocks = static_cast<int32_t>(bytes / (256 * 256 * sizeof(float)));  // 1024
+    std::vector<int32_t> row_ptr{0, blocks}, col_idx(static_cast<size_t>(blocks));
+    for (int32_t i = 0; i < blocks; ++i) col_idx[static_cast<size_t>(i)] = i;
+    const bsrmm_bsr_desc desc{256, int64_t{blocks} * 256, 256, 256, blocks, row_ptr.data(), col_idx.data(),
+                              BSRMM_INDEX_I32, values, BSRMM_DTYPE_F32, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+    bsrmm_context_t ctx = nullptr;
+    CHILD_CHECK(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CPU, 0}, &ctx) == BSRMM_STATUS_SUCCESS, 11);
+
+    set_address_space_limit(address_space_bytes() + (int64_t{64} << 20));
+    bsrmm_matrix_t matrix = nullptr;
+    const bsrmm_status status = bsrmm_matrix_create(ctx, &desc, 0, &matrix);
+    CHILD_CHECK(status == BSRMM_STATUS_OUT_OF_MEMORY, 12);
+    CHILD_CHECK(matrix == nullptr, 13);
+    CHILD_CHECK(std::string(bsrmm_last_error()).find("memory") != std::string::npos, 14);
+    std::fprintf(stderr, "child: as expected: %s\n", bsrmm_last_error());
+
+    set_address_space_limit(-1);
+    CHILD_CHECK(bsrmm_matrix_create(ctx, &desc, 0, &matrix) == BSRMM_STATUS_SUCCESS, 15);
+    bsrmm_matrix_destroy(matrix);
+    bsrmm_context_destroy(ctx);
+    return 0;
+  });
+  cpu_still_works("a child ran out of memory");
+}
+
+TEST(Faults, HostOutOfMemoryInAMultiplyLeavesTheMatrixUsable) {
+  in_child([]() -> int {
+    // f16 A: its first blocked multiply builds an f32 copy of the values (2x their size).
+    Random rng(8);
+    const HostBsr host = random_bsr(rng, 16, 16, 64, 64, 1.0, BSRMM_DTYPE_F16);  // 8 MiB of values
+    Context ctx;
+    ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+    ctx.set_num_threads(1);
+    ctx.set_variant("cpu_blocked_simd");
+    HostBsr arrays = host;
+    bsrmm_bsr_desc desc = arrays.desc();
+    const Matrix a(ctx, desc);
+    HostDense b(host.cols, 8, BSRMM_DTYPE_F16), c(host.rows, 8, BSRMM_DTYPE_F16);
+    for (int64_t i = 0; i < host.cols; ++i)
+      for (int64_t j = 0; j < 8; ++j) b.set(i, j, round_to(BSRMM_DTYPE_F16, rng.uniform(-1, 1)));
+    bsrmm_dense bd = b.desc(), cd = c.desc();
+    // Pages for everything this multiply touches besides the f32 copy, then the limit.
+    set_address_space_limit(address_space_bytes() + (int64_t{4} << 20));
+    const bsrmm_status status = bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr);
+    CHILD_CHECK(status == BSRMM_STATUS_OUT_OF_MEMORY, 20);
+    std::fprintf(stderr, "child: as expected: %s\n", bsrmm_last_error());
+    set_address_space_limit(-1);
+    CHILD_CHECK(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr) == BSRMM_STATUS_SUCCESS, 21);
+    const Expected expected = reference_matmul(host.to_dense(), host.rows, host.cols, BSRMM_OP_NONE, b, c, 1.0,
+                                               0.0, nullptr, BSRMM_ACTIVATION_NONE);
+    for (int64_t i = 0; i < host.rows; ++i) {
+      for (int64_t j = 0; j < 8; ++j) {
+        const double want = expected.value[static_cast<size_t>(i * 8 + j)];
+        const double bound = 2e-5 * expected.magnitude[static_cast<size_t>(i * 8 + j)] + 0x1p-11 * std::fabs(want);
+        CHILD_CHECK(std::fabs(c.get(i, j) - want) <= bound, 22);
+      }
+    }
+    return 0;
+  });
+}
+
+#else
+
+TEST(Faults, HostOutOfMemory) {
+  GTEST_SKIP() << "an address-space limit cannot be combined with a sanitizer's shadow memory; "
+                  "the unsanitized build runs these";
+}
+
+#endif
+
+}  // namespace
+}  // namespace bsrmm::test

@@ -1,0 +1,96 @@
+// Bugs the fuzz targets found, one test each; the inputs themselves replay from fuzz/regressions/
+// (ctest fuzz_replay_*) in every build.
+//
+// 1. An enum field holding a value outside its enumerators (dtype = 83, as a C caller may pass)
+//    was loaded in C++ as an enum without a fixed underlying type: undefined behaviour (UBSan:
+//    "load of value 83, which is not a valid value for type 'bsrmm_dtype'"), under which a
+//    compiler may drop the very range check that rejects it. bsrmm.h now gives every enum the
+//    underlying type int in C++.
+#include "support/host_arrays.hpp"
+
+#include <bsrmm/bsrmm.hpp>
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace bsrmm::test {
+namespace {
+
+template <typename Enum>
+constexpr bool int_based = std::is_same_v<std::underlying_type_t<Enum>, int>;
+static_assert(int_based<bsrmm_status> && int_based<bsrmm_dtype> && int_based<bsrmm_index_type> &&
+                  int_based<bsrmm_layout> && int_based<bsrmm_op> && int_based<bsrmm_device_type> &&
+                  int_based<bsrmm_f32_mode> && int_based<bsrmm_activation> && int_based<bsrmm_tuning_mode>,
+              "every C ABI enum must have the fixed underlying type int in C++ (see above)");
+
+const int wild_values[] = {83, -1, 4, INT_MIN, INT_MAX};
+
+bool rejected_naming(bsrmm_status status, const std::string& words) {
+  return status == BSRMM_STATUS_INVALID_ARGUMENT && std::string(bsrmm_last_error()).find(words) != std::string::npos;
+}
+
+TEST(FuzzRegressions, EnumValuesOutsideTheirEnumeratorsAreRejected) {
+  Context ctx;
+  std::vector<int32_t> row_ptr{0, 1}, col_idx{0};
+  std::vector<float> values(4, 1.0f);
+  const bsrmm_bsr_desc good{2, 2, 2, 2, 1, row_ptr.data(), col_idx.data(), BSRMM_INDEX_I32, values.data(),
+                            BSRMM_DTYPE_F32, cpu()};
+  const Matrix a(ctx, good);
+  HostDense b(2, 3, BSRMM_DTYPE_F32), c(2, 3, BSRMM_DTYPE_F32);
+  b.fill(1.0);
+  for (int wild : wild_values) {
+    const std::string v = " = " + std::to_string(wild) + " is not a ";
+    bsrmm_matrix_t out = nullptr;
+    bsrmm_bsr_desc desc = good;
+    desc.dtype = static_cast<bsrmm_dtype>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matrix_create(ctx.get(), &desc, 0, &out), "desc.dtype" + v)) << bsrmm_last_error();
+    desc = good;
+    desc.index_type = static_cast<bsrmm_index_type>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matrix_create(ctx.get(), &desc, 0, &out), "desc.index_type" + v))
+        << bsrmm_last_error();
+    desc = good;
+    desc.device.type = static_cast<bsrmm_device_type>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matrix_create(ctx.get(), &desc, 0, &out), "desc.device.type" + v))
+        << bsrmm_last_error();
+    EXPECT_EQ(out, nullptr);
+
+    bsrmm_dense bd = b.desc(), cd = c.desc();
+    bd.layout = static_cast<bsrmm_layout>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr), "B.layout" + v)) << bsrmm_last_error();
+    bd = b.desc();
+    cd.dtype = static_cast<bsrmm_dtype>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr), "C.dtype" + v)) << bsrmm_last_error();
+    cd = c.desc();
+    bsrmm_matmul_options options = matmul_options();
+    options.op_a = static_cast<bsrmm_op>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, &options), "options->op_a" + v))
+        << bsrmm_last_error();
+    options = matmul_options();
+    options.activation = static_cast<bsrmm_activation>(wild);
+    EXPECT_TRUE(rejected_naming(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, &options), "options->activation" + v))
+        << bsrmm_last_error();
+
+    EXPECT_TRUE(rejected_naming(bsrmm_context_set_f32_mode(ctx.get(), static_cast<bsrmm_f32_mode>(wild)), "mode" + v))
+        << bsrmm_last_error();
+    EXPECT_TRUE(rejected_naming(bsrmm_context_set_tuning_mode(ctx.get(), static_cast<bsrmm_tuning_mode>(wild)),
+                                "mode" + v))
+        << bsrmm_last_error();
+    EXPECT_TRUE(rejected_naming(
+        bsrmm_matrix_export(a.get(), static_cast<bsrmm_index_type>(wild), row_ptr.data(), nullptr, nullptr),
+        "index_type" + v))
+        << bsrmm_last_error();
+    bsrmm_context_t none = nullptr;
+    EXPECT_TRUE(rejected_naming(bsrmm_context_create(bsrmm_device{static_cast<bsrmm_device_type>(wild), 0}, &none),
+                                "device.type" + v))
+        << bsrmm_last_error();
+  }
+  EXPECT_TRUE(std::isnan(c.get(0, 0))) << "a rejected multiply wrote C";
+}
+
+}  // namespace
+}  // namespace bsrmm::test
