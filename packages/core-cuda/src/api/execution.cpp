@@ -130,6 +130,38 @@ tuner::ProblemShape Execution::shape() const {
   return tuner::describe_problem(arch(), op_a_, b_, c_, options_, settings_.f32_mode);
 }
 
+tuner::CallSignature Execution::signature() const {
+  const tuner::ProblemShape s = tuner::describe_problem("", op_a_, b_, c_, options_, settings_.f32_mode);
+  const auto alignment = [](const void* pointer) {
+    return static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(pointer) % scratch_alignment);
+  };
+  return tuner::CallSignature{{ctx_.device.type,
+                               ctx_.device.ordinal,
+                               s.dtype,
+                               s.f32_mode,
+                               s.op_a,
+                               s.b_layout,
+                               s.c_layout,
+                               s.block_height,
+                               s.block_width,
+                               s.block_rows,
+                               s.block_cols,
+                               s.nnzb,
+                               s.max_row_blocks,
+                               s.m,
+                               s.k,
+                               s.n,
+                               b_.ld,
+                               c_.ld,
+                               alignment(b_.data),
+                               alignment(c_.data),
+                               options_.bias ? alignment(options_.bias) + 1 : 0,
+                               alignment(op_a_.values().data()),
+                               s.beta,
+                               s.activation,
+                               settings_.num_threads}};
+}
+
 std::string Execution::arch() const {
   if (on_cpu()) return "cpu";
 #if BSRMM_WITH_CUDA

@@ -34,6 +34,8 @@ class Execution final : public tuner::Trials {
   std::string run(const tuner::Choice& choice);
 
   tuner::ProblemShape shape() const;
+  // Everything shape(), device() and candidates() depend on, as numbers (tuner::recall).
+  tuner::CallSignature signature() const;
 
   // tuner::Trials
   const std::vector<tuner::Choice>& candidates() override;

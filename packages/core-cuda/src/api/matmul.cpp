@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace {
@@ -136,8 +137,18 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
   } else if (op_a.shape().nnzb == 0) {
     mode = BSRMM_TUNING_OFF;  // C = beta * C + bias: nothing to choose between
   }
-  // No candidate at all: the heuristic's run reports why (UNSUPPORTED, naming the arguments).
-  if (mode != BSRMM_TUNING_OFF && !execution.candidates().empty()) {
+  if (mode == BSRMM_TUNING_AUTO) {
+    // A problem this process has seen: no key to build, no cache to search.
+    const bsrmm::tuner::CallSignature signature = execution.signature();
+    if (std::optional<bsrmm::tuner::Choice> known = bsrmm::tuner::recall(signature)) {
+      return execution.run(*known);
+    }
+    // No candidate at all: the heuristic's run reports why (UNSUPPORTED, naming the arguments).
+    if (!execution.candidates().empty()) {
+      choice = bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+      bsrmm::tuner::remember(signature, choice);
+    }
+  } else if (mode == BSRMM_TUNING_FORCE && !execution.candidates().empty()) {
     choice = bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
   }
   return execution.run(choice);

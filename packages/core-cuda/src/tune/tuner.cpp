@@ -14,11 +14,15 @@ std::atomic<int64_t> measurements{0};
 
 }  // namespace
 
-std::string Choice::label() const {
-  return threads > 0 ? variant + "@" + std::to_string(threads) : variant;
+int64_t measurement_count() { return measurements.load(); }
+
+std::optional<Choice> recall(const CallSignature& signature) {
+  return TuningCache::instance().recall(signature);
 }
 
-int64_t measurement_count() { return measurements.load(); }
+void remember(const CallSignature& signature, const Choice& choice) {
+  TuningCache::instance().remember(signature, choice);
+}
 
 Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trials) {
   const std::vector<Choice>& candidates = trials.candidates();

@@ -8,6 +8,8 @@
 //   FORCE  measure and store, whatever the cache holds
 #pragma once
 
+#include "call_signature.hpp"
+#include "choice.hpp"
 #include "measure.hpp"
 #include "problem_key.hpp"
 
@@ -15,21 +17,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace bsrmm::tuner {
-
-struct Choice {
-  std::string variant;
-  int32_t threads = 0;  // CPU worker threads; 0 for GPU variants
-
-  // "cpu_blocked_simd@2" for CPU choices, the variant name for GPU ones.
-  std::string label() const;
-  bool operator==(const Choice& other) const {
-    return variant == other.variant && threads == other.threads;
-  }
-};
 
 class Trials {
  public:
@@ -51,6 +43,12 @@ struct Decision {
 
 // AUTO or FORCE (OFF never reaches the tuner).
 Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trials);
+
+// The choice decide() last made (in AUTO) for a call with this signature, while the cache has
+// not changed since: the fast path of AUTO multiplies. Any store, clear, re-read of the file or
+// change of BSRMM_TUNING_CACHE forgets every remembered choice.
+std::optional<Choice> recall(const CallSignature& signature);
+void remember(const CallSignature& signature, const Choice& choice);
 
 // How many times this process has measured a candidate set: tests use it to tell a cached
 // choice from a fresh measurement.

@@ -49,6 +49,7 @@ void TuningCache::refresh_locked() {
 
 void TuningCache::load_locked() {
   loaded_ = true;
+  remembered_.clear();
   if (path_.empty()) {
     warn_locked("no location", "no tuning cache location (set BSRMM_TUNING_CACHE, XDG_CACHE_HOME or HOME); "
                 "tuned choices are kept in memory for this process only");
@@ -101,6 +102,7 @@ void TuningCache::store(const Entry& entry) {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh_locked();
   put(unsaved_, entry);
+  remembered_.clear();
   if (path_.empty()) return;
   try {
     const std::vector<Entry> pending = unsaved_;
@@ -125,6 +127,7 @@ void TuningCache::clear() {
   refresh_locked();
   file_entries_.clear();
   unsaved_.clear();
+  remembered_.clear();
   if (path_.empty() || !stamp_of(path_).exists) return;
   try {
     CacheFile written =
@@ -148,6 +151,20 @@ std::vector<Entry> TuningCache::entries() {
 std::string TuningCache::last_warning() {
   std::lock_guard<std::mutex> lock(mutex_);
   return last_warning_;
+}
+
+std::optional<Choice> TuningCache::recall(const CallSignature& signature) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  auto found = remembered_.find(signature);
+  if (found == remembered_.end()) return std::nullopt;
+  return found->second;
+}
+
+void TuningCache::remember(const CallSignature& signature, const Choice& choice) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refresh_locked();
+  remembered_[signature] = choice;
 }
 
 }  // namespace bsrmm::tuner

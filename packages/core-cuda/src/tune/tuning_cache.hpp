@@ -10,11 +10,14 @@
 
 #include "cache_entry.hpp"
 #include "cache_file.hpp"
+#include "call_signature.hpp"
+#include "choice.hpp"
 
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace bsrmm::tuner {
@@ -37,6 +40,11 @@ class TuningCache {
   // The last problem met with the file in this process; "" if none.
   std::string last_warning();
 
+  // Choices remembered per call signature (tuner.hpp: recall / remember); forgotten whenever
+  // the entries in memory change.
+  std::optional<Choice> recall(const CallSignature& signature);
+  void remember(const CallSignature& signature, const Choice& choice);
+
  private:
   TuningCache() = default;
 
@@ -52,6 +60,7 @@ class TuningCache {
   std::vector<Entry> file_entries_;  // as last read or written
   std::vector<Entry> unsaved_;       // stored while the file could not be written
   FileStamp stamp_;                  // of the file file_entries_ came from
+  std::unordered_map<CallSignature, Choice, CallSignatureHash> remembered_;
   std::string last_warning_;
   std::set<std::string> printed_;  // path and kind of the problems printed
 };

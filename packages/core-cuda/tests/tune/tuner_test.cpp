@@ -127,6 +127,31 @@ TEST(Tuner, DifferentCandidateSetsAreDifferentKeys) {
   EXPECT_EQ(b.choice, choices[0]);
 }
 
+TEST(Tuner, RememberedChoicesLastUntilTheCacheChanges) {
+  test::CacheSandbox sandbox;
+  CallSignature one, two;
+  one.words[0] = 1;
+  two.words[0] = 2;
+  const Choice choice{"cpu_blocked_simd", 2};
+  EXPECT_FALSE(recall(one));
+  remember(one, choice);
+  EXPECT_EQ(recall(one), choice);
+  EXPECT_FALSE(recall(two)) << "signatures differ in one word";
+
+  ScriptedTrials trials(choices, {3.0, 1.0, 5.0});
+  decide(BSRMM_TUNING_FORCE, shape(), trials);  // a store
+  EXPECT_FALSE(recall(one)) << "a store forgets what was remembered";
+
+  remember(one, choice);
+  sandbox.use(sandbox.dir() + "/other.json");
+  EXPECT_FALSE(recall(one)) << "another cache file";
+  sandbox.use(sandbox.path());
+
+  remember(one, choice);
+  TuningCache::instance().clear();
+  EXPECT_FALSE(recall(one)) << "clear";
+}
+
 TEST(Measure, PrunesHopelessCandidatesAndKeepsToTheBudget) {
   std::vector<int> runs(3, 0);
   const std::vector<double> times{1.0, 10.0, 400.0};
