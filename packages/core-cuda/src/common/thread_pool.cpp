@@ -1,8 +1,21 @@
 #include "thread_pool.hpp"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace bsrmm::detail {
 
 int hardware_threads() {
+#if defined(__linux__)
+  // The CPUs this process may run on (a container's cpuset, taskset), not every CPU of the host
+  // that hardware_concurrency() may report: more workers than CPUs only adds switching.
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    const int n = CPU_COUNT(&allowed);
+    if (n > 0) return n;
+  }
+#endif
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }

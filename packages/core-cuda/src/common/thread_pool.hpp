@@ -49,7 +49,7 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
-// The hardware thread count, at least 1.
+// Hardware threads this process may use (its CPU affinity on Linux), at least 1.
 int hardware_threads();
 
 }  // namespace bsrmm::detail
