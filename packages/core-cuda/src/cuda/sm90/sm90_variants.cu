@@ -55,7 +55,7 @@ bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int sme
          a.block_width == Block && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
          args.c.layout == BSRMM_LAYOUT_ROW_MAJOR &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
-         a.nnzb >= 1 && a.nnzb * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
+         a.nnzb >= 1 && (a.nnzb + 1) * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
          a.block_row_count >= 1 && a.block_row_count * Block <= INT_MAX && n >= 1 && n % 8 == 0 &&
          n <= INT_MAX / 2 && args.b.ld % 8 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
          aligned16(args.b.data) && aligned16(args.c.data);
@@ -80,6 +80,7 @@ KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile_n) {
   params.ldc = args.c.ld;
   params.bias = args.bias;
   params.block_rows = int32_t(args.a.block_row_count);
+  params.a_zero_row = int32_t(args.a.nnzb * args.a.block_height);
   params.n = int32_t(args.b.cols);
   params.tile_slots = tile_slots;
   const int64_t n_tiles = (args.b.cols + tile_n - 1) / tile_n;

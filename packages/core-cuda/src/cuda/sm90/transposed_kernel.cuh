@@ -11,9 +11,9 @@
 // The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): one m64n64
 // wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
 // 64-row operand. Rows of an active unit without a block in this column must read as zero, so
-// the producer clears the slots that still hold an older column's block (dirty[stage]).
-// Testing 4 units instead of 16 rows keeps the per-column instruction count low; measured on an
-// H100, a branch per row (or a jump per present row) cost more issue time than the tensor work.
+// the producer clears the slots that still hold an older column's block (dirty[stage]) with a
+// TMA box outside A. Up to 4 producer warps share the columns (the per-column barrier and TMA
+// work of one warp was the bottleneck). Performance notes: tests/cuda/sm90/perf_notes.md.
 // Accumulators: 4 units x 32 floats per thread. The epilogue transposes through shared memory
 // (stmatrix.trans) so C rows are stored 16 bytes at a time.
 #pragma once
@@ -48,7 +48,11 @@ struct TransposedConfig {
   static constexpr int kStagingBytes = 2 * kRows * 128;  // per consumer: 256 rows x 64 columns
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kStagesFit = (kSmemLimit - 1024 - kStagingBytes - 512) / kStageBytes;
-  static constexpr int kStages = kStagesFit > 16 ? 16 : kStagesFit;
+  // Producer warps fill the stages round robin, each stage always by the same warp (so the
+  // empty barrier's parity wait can never be two phases behind): stages % warps == 0.
+  static constexpr int kProducerWarps = kStagesFit >= 8 ? 4 : kStagesFit >= 4 ? 2 : 1;
+  static constexpr int kStagesCapped = kStagesFit > 16 ? 16 : kStagesFit;
+  static constexpr int kStages = kStagesCapped - kStagesCapped % kProducerWarps;
   static_assert(kStages >= 2);
   static constexpr int kSmemBytes = 1024 + kStagingBytes + kStages * kStageBytes + kStages * 24;
   static constexpr int kUnits = kRows / 64;
@@ -62,6 +66,7 @@ struct TransposedConfig {
   // each stage only a few short wgmma, so waiting for the previous one alone left the tensor
   // cores idle for most of each wgmma's latency.
   static constexpr int kInFlight = kStages >= 12 ? 4 : kStages >= 6 ? 2 : 1;
+  static_assert(kStages % kProducerWarps == 0 && kStages > kInFlight + 1);
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters = 232;
 };
@@ -117,12 +122,16 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
   const int lane = threadIdx.x % 32;
   if (warpgroup == 0) {
     warpgroup_release_registers<Config::kProducerRegisters>();
-    if (threadIdx.x >= 32) return;
-    if (lane < kStages) dirty[lane] = (1u << kGroup) - 1;  // shared memory starts undefined
-    __syncwarp();
-    // One warp: lane g < kGroup follows block row g of the group; lanes 30 and 31 load the two
-    // 64-column halves of each B slice.
+    // The producer warps all walk the same merge (lane g < kGroup follows block row g of the
+    // group); warp w fills the stages of columns w, w + kProducerWarps, ... Measured on an H100:
+    // one warp doing the barrier and TMA work of every column (~1000 cycles each) left the
+    // consumers waiting on full stages for ~45% of their time.
+    const int producer_warp = threadIdx.x / 32;
+    if (threadIdx.x < kStages) dirty[threadIdx.x] = (1u << kGroup) - 1;  // smem starts undefined
+    named_barrier_sync(3, 128);
+    if (producer_warp >= Config::kProducerWarps) return;
     RingPosition<kStages> ring;
+    uint32_t column_count = 0;
     for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
       const int n_tile = tile / p.tile_slots;
       const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
@@ -137,38 +146,37 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       for (;;) {
         const int column = __reduce_min_sync(0xffffffffu, head);
         const uint32_t rows = column == INT_MAX ? 0u : __ballot_sync(0xffffffffu, head == column);
-        mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
-        uint8_t* stage = stages + ring.stage * Config::kStageBytes;
-        if (rows) {
-          // Absent rows of an active unit are read by its wgmma: clear the stale ones.
-          const uint32_t cleared = dirty[ring.stage] & ~rows & active_units_of<Config>(rows);
-          for (uint32_t stale = cleared; stale; stale &= stale - 1) {
-            uint4* slot = reinterpret_cast<uint4*>(stage + Config::kBBytes +
-                                                   (__ffs(stale) - 1) * Config::kABytes);
-#pragma unroll
-            for (int i = lane; i < Config::kABytes / 16; i += 32) slot[i] = make_uint4(0, 0, 0, 0);
-          }
-          fence_proxy_async_shared();  // the zeros are read by wgmma (async proxy)
+        if (column_count++ % Config::kProducerWarps == uint32_t(producer_warp)) {
+          mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
+          uint8_t* stage = stages + ring.stage * Config::kStageBytes;
+          // Rows of an active unit without a block here are read by its wgmma: the slots that
+          // still hold an older column's block get a box entirely outside A, which TMA fills
+          // with zeros (and counts like any other box).
+          const uint32_t active = active_units_of<Config>(rows);
+          const uint32_t stale = dirty[ring.stage] & ~rows & active;
           __syncwarp();
+          if (lane == 0) {
+            if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active) | rows;
+            meta[ring.stage] = rows;
+            mbarrier_arrive_expect_tx(
+                &full[ring.stage], rows ? Config::kBBytes + __popc(rows | stale) * Config::kABytes : 0);
+          }
+          __syncwarp();
+          uint8_t* slot = stage + Config::kBBytes + lane * Config::kABytes;
+          if (rows & (1u << lane))
+            tma_load_2d(slot, &p.a_map, 0, q * Block, &full[ring.stage]);
+          else if (stale & (1u << lane))
+            tma_load_2d(slot, &p.a_map, 0, p.a_zero_row, &full[ring.stage]);
+          if (rows && lane >= 30) {
+            const int half = lane - 30;
+            tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
+                        n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
+          }
         }
-        if (lane == 0) {
-          if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active_units_of<Config>(rows)) | rows;
-          meta[ring.stage] = rows;
-          mbarrier_arrive_expect_tx(&full[ring.stage],
-                                    rows ? Config::kBBytes + __popc(rows) * Config::kABytes : 0);
-        }
-        __syncwarp();
         if (rows & (1u << lane)) {
-          tma_load_2d(stage + Config::kBBytes + lane * Config::kABytes, &p.a_map, 0, q * Block,
-                      &full[ring.stage]);
           ++q;
           head = next;
           next = q + 1 < end ? __ldg(p.col_idx + q + 1) : INT_MAX;
-        }
-        if (rows && lane >= 30) {
-          const int half = lane - 30;
-          tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
-                      n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
         }
         ring.advance();
         if (!rows) break;
