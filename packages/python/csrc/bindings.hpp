@@ -20,7 +20,8 @@ void bind_library(py::module_& m);  // library.cpp: version, ABI constants, CUDA
 void bind_context(py::module_& m);  // context.cpp: bsrmm::Context
 void bind_dense(py::module_& m);    // dense.cpp: the bsrmm_dense descriptor
 void bind_matrix(py::module_& m);   // matrix.cpp: bsrmm::Matrix
-void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul
+void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul, bsrmm_tune
+void bind_tuner(py::module_& m);    // tuner.cpp: the tuner's persistent cache
 void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules
 
 }  // namespace bsrmm_python

@@ -9,5 +9,6 @@ PYBIND11_MODULE(_core, m) {
   bsrmm_python::bind_dense(m);
   bsrmm_python::bind_matrix(m);
   bsrmm_python::bind_matmul(m);
+  bsrmm_python::bind_tuner(m);
   bsrmm_python::bind_dlpack(m);
 }

@@ -23,8 +23,9 @@ from ._errors import (
     OutOfMemoryError,
     UnsupportedError,
 )
-from ._matmul import matmul
+from ._matmul import matmul, tune
 from ._matrix import BsrMatrix, TransposedBsrMatrix
+from ._tuner import tuner_cache_clear, tuner_cache_entries, tuner_cache_path, tuner_cache_warning
 
 __version__: str = _core.package_version
 
@@ -58,5 +59,10 @@ __all__ = [
     "cuda_unavailable_reason",
     "default_context",
     "matmul",
+    "tune",
+    "tuner_cache_clear",
+    "tuner_cache_entries",
+    "tuner_cache_path",
+    "tuner_cache_warning",
     "variants",
 ]

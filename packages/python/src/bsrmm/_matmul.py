@@ -44,6 +44,41 @@ def matmul(
     (tanh approximation) or "silu". On a GPU the call is queued on the caller's current stream
     (see :class:`Context`) and returns without waiting.
     """
+    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=False)
+
+
+def tune(
+    A: Any,
+    B: Any,
+    *,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    out: Any = None,
+    transpose_a: bool = False,
+    bias: Any = None,
+    activation: Optional[str] = None,
+    context: Optional[Context] = None,
+) -> Any:
+    """:func:`matmul`, after measuring every eligible kernel variant on these very operands
+    (whatever the context's tuning mode or forced variant): the fastest is stored in the tuner
+    cache, shared by every process and binding, and runs to produce the result. The choice is
+    then ``context.last_variant``. Arguments and result are those of :func:`matmul`."""
+    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=True)
+
+
+def _multiply(
+    A: Any,
+    B: Any,
+    alpha: Any,
+    beta: Any,
+    out: Any,
+    transpose_a: bool,
+    bias: Any,
+    activation: Optional[str],
+    context: Optional[Context],
+    *,
+    tune: bool,
+) -> Any:
     a, transpose = _unwrap(A, transpose_a)
     ctx = _context_for(a, context)
     alpha, beta = _scalar(alpha, "alpha"), _scalar(beta, "beta")
@@ -70,7 +105,8 @@ def matmul(
     c_view = _output_view(out, result_shape, a, stream, b_view)
     c = _arrays.dense_operand(c_view, "out")
     bias_view = _bias_view(bias, c, a, stream)
-    _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation])
+    _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation],
+             tune=tune)
     return out
 
 
@@ -96,7 +132,7 @@ def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
     c = _arrays.dense_operand(_arrays.view(out, "out", stream=stream), "out")
     _execute(
         ctx, stream, a, not transpose, b.transposed(), c.transposed(), 1.0, 0.0, None,
-        _core.ACTIVATION_NONE,
+        _core.ACTIVATION_NONE, tune=False,
     )
     return out
 
@@ -112,13 +148,16 @@ def _execute(
     beta: float,
     bias: Optional[_arrays.ArrayView],
     activation: int,
+    *,
+    tune: bool,
 ) -> None:
     if c.rows == 0 or c.cols == 0:
         return
     # A's device, not the views': a bare __cuda_array_interface__ names no ordinal.
     device = a._device
+    run = _core.tune if tune else _core.matmul
     with ctx._session(stream) as handle:
-        _core.matmul(
+        run(
             handle, a._handle, b.descriptor(device), c.descriptor(device), transpose,
             alpha, beta, 0 if bias is None else bias.address, activation,
         )
