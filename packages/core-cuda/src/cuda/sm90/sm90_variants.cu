@@ -116,7 +116,7 @@ struct RowTileVariant {
   static constexpr auto kernel = row_tile_kernel<T, Block, TileN>;
 
   static std::string name() {
-    return std::string("sm90a_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
            "_rowtile_n" + std::to_string(TileN);
   }
 
@@ -150,7 +150,7 @@ struct TransposedVariant {
   static constexpr auto kernel = transposed_kernel<T, Block>;
 
   static std::string name() {
-    return std::string("sm90a_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
            "_transposed_r256_n128";
   }
 

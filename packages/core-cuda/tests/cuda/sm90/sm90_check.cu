@@ -397,8 +397,8 @@ void correctness(const std::vector<Variant>& variants, const DeviceTraits& trait
   Problem problem{16, 8, 8, 64, 0.5, Pattern::fixed, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 0, 7};
   Operands ops(problem, BSRMM_DTYPE_F16);
   MatmulArgs args = ops.args();
-  const Variant* v16 = find_variant(variants, "sm90a_tma_wgmma_f16_b16_transposed_r256_n128");
-  const Variant* v128 = find_variant(variants, "sm90a_tma_wgmma_f16_b128_rowtile_n256");
+  const Variant* v16 = find_variant(variants, "sm90_tma_wgmma_f16_b16_transposed_r256_n128");
+  const Variant* v128 = find_variant(variants, "sm90_tma_wgmma_f16_b128_rowtile_n256");
   bool refusals_ok = v16 && v128 && v16->supports(args, traits) && !v128->supports(args, traits);
   MatmulArgs col = args;
   col.c.layout = BSRMM_LAYOUT_COL_MAJOR;
@@ -493,7 +493,7 @@ void performance(const std::vector<Variant>& variants, const DeviceTraits& trait
   const double densities[] = {0.05, 0.125, 0.25, 0.5};
   for (int b : {128, 64, 32, 16}) {
     std::vector<std::string> names;
-    const std::string prefix = "sm90a_tma_wgmma_f16_b" + std::to_string(b);
+    const std::string prefix = "sm90_tma_wgmma_f16_b" + std::to_string(b);
     if (b == 128) names = {prefix + "_rowtile_n256"};
     if (b == 64) names = {prefix + "_rowtile_n256", prefix + "_transposed_r256_n128"};
     if (b <= 32) names = {prefix + "_transposed_r256_n128"};
@@ -502,7 +502,7 @@ void performance(const std::vector<Variant>& variants, const DeviceTraits& trait
       time_case(variants, traits, names, problem, BSRMM_DTYPE_F16, "f16", table);
     }
     // bf16 and a skewed pattern with the same total at density 0.125.
-    const std::string bf = "sm90a_tma_wgmma_bf16_b" + std::to_string(b) + names[0].substr(prefix.size());
+    const std::string bf = "sm90_tma_wgmma_bf16_b" + std::to_string(b) + names[0].substr(prefix.size());
     Problem problem{b, size / b, size / b, n, 0.125, Pattern::fixed, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 0, seed++};
     time_case(variants, traits, {bf}, problem, BSRMM_DTYPE_BF16, "bf16", table);
     problem.pattern = Pattern::skewed;
