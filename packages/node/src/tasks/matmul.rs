@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use bsrmm::{Activation, BsrMatrix, DenseMut, DenseRef, Device, Layout, MatmulOptions, Op};
+use bsrmm::{Activation, BsrMatrix, DenseMut, DenseRef, Device, DeviceBuffer, Layout, MatmulOptions, Op};
 use napi::bindgen_prelude::{AsyncTask, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 
 use crate::device;
 use crate::dtype::{self, HostArray, JsArray, JsElement};
-use crate::error::{invalid, to_napi, IntoNapi};
+use crate::error::{invalid, IntoNapi};
 use crate::matrix::{parse_layout, size, with_matrix, AnyMatrix, NativeBsrMatrix};
 
 /// Options as the TypeScript layer passes them (already checked there).
@@ -83,13 +83,6 @@ impl MatmulTask {
     }
 
     fn run_typed<T: JsElement>(&self, a: &BsrMatrix<T>) -> napi::Result<HostArray> {
-        if a.device() != Device::Cpu {
-            return Err(to_napi(bsrmm::Error::new(
-                bsrmm::Status::Unsupported,
-                format!("A is on {}: the Node binding multiplies host arrays, so A must be on \"cpu\"", a.device()),
-            )));
-        }
-        let ctx = device::context(Device::Cpu)?;
         let b = dtype::to_vec::<T>("b", &self.b)?;
         let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
@@ -99,13 +92,33 @@ impl MatmulTask {
             Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c)?,
             _ => vec![T::from_f64(f64::NAN); m * self.b_cols],
         };
-        let mut options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
-        if let Some(bias) = &bias {
-            options = options.bias(DenseRef::vector(bias));
+        let options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
+        let (k, n) = (self.b_rows, self.b_cols);
+        let device = a.device();
+        let ctx = device::context(device)?;
+        if device == Device::Cpu {
+            let options = match &bias {
+                Some(bias) => options.bias(DenseRef::vector(bias)),
+                None => options,
+            };
+            let b_view = DenseRef::packed(&b, k, n, self.b_layout).napi()?;
+            let c_view = DenseMut::packed(&mut c, m, n, self.out_layout).napi()?;
+            bsrmm::matmul_into(&ctx, a, b_view, c_view, &options).napi()?;
+        } else {
+            // A GPU matrix: the host operands go through device buffers and back.
+            let d_b = DeviceBuffer::from_host(device, &b).napi()?;
+            let mut d_c = DeviceBuffer::from_host(device, &c).napi()?;
+            let d_bias = bias.as_deref().map(|bias| DeviceBuffer::from_host(device, bias)).transpose().napi()?;
+            let options = match &d_bias {
+                Some(d_bias) => options.bias(d_bias.view(m, 1, 1, Layout::RowMajor).napi()?),
+                None => options,
+            };
+            let b_view = d_b.view(k, n, self.b_layout.min_ld(k, n).max(1), self.b_layout).napi()?;
+            let c_view = d_c.view_mut(m, n, self.out_layout.min_ld(m, n).max(1), self.out_layout).napi()?;
+            bsrmm::matmul_into(&ctx, a, b_view, c_view, &options).napi()?;
+            ctx.synchronize().napi()?;
+            d_c.copy_to_host(&mut c).napi()?;
         }
-        let b_view = DenseRef::packed(&b, self.b_rows, self.b_cols, self.b_layout).napi()?;
-        let c_view = DenseMut::packed(&mut c, m, self.b_cols, self.out_layout).napi()?;
-        bsrmm::matmul_into(&ctx, a, b_view, c_view, &options).napi()?;
         Ok(T::wrap(c))
     }
 }

@@ -34,12 +34,14 @@
 //! ```
 //!
 //! GPU operands are passed as raw device pointers through the `unsafe`
-//! [`DenseRef::from_raw_parts`] / [`DenseMut::from_raw_parts`] constructors, with a context on
+//! [`DenseRef::from_raw_parts`] / [`DenseMut::from_raw_parts`] constructors, or held in a
+//! [`DeviceBuffer`] (a minimal owned CUDA allocation with checked views), with a context on
 //! `Device::Cuda(n)`; the multiply is enqueued on the context's stream.
 
 mod context;
 mod dense;
 mod device;
+mod device_buffer;
 mod element;
 mod error;
 mod matmul;
@@ -48,6 +50,7 @@ mod matrix;
 pub use context::{Context, F32Mode, TuningMode};
 pub use dense::{Dense, DenseMut, DenseRef, Layout};
 pub use device::Device;
+pub use device_buffer::DeviceBuffer;
 pub use element::{DType, Element, Index};
 pub use error::{Error, Result, Status};
 pub use half::{bf16, f16};

@@ -140,6 +140,46 @@ impl<T: Element> BsrMatrix<T> {
         Self::wrap(handle, ctx)
     }
 
+    /// Builds a matrix from BSR arrays that live on `device` (e.g. CUDA buffers another
+    /// library owns). With `borrow_values` the core uses the device values in place instead
+    /// of copying them; indices are always copied (they are validated).
+    ///
+    /// # Safety
+    /// `row_ptr` (`rows / block_height + 1` entries), `col_idx` (`nnzb`) and `values`
+    /// (`nnzb * block_height * block_width`) must be readable on `device` for the call; with
+    /// `borrow_values`, `values` must also stay valid and unchanged while the matrix lives.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn from_raw_parts<I: Index>(
+        ctx: &Context,
+        rows: usize,
+        cols: usize,
+        block_shape: (usize, usize),
+        nnzb: usize,
+        row_ptr: *const I,
+        col_idx: *const I,
+        values: *const T,
+        device: Device,
+        borrow_values: bool,
+    ) -> Result<Self> {
+        let desc = bsrmm_sys::ffi::BsrDesc {
+            rows: count("rows", rows)?,
+            cols: count("cols", cols)?,
+            block_height: block_dim("block_height", block_shape.0)?,
+            block_width: block_dim("block_width", block_shape.1)?,
+            nnzb: count("nnzb", nnzb)?,
+            row_ptr: row_ptr as usize,
+            col_idx: col_idx as usize,
+            index_type: I::C_TYPE,
+            values: values as usize,
+            dtype: T::DTYPE.to_c(),
+            device: device.to_c(),
+        };
+        let flags = if borrow_values { 2 } else { 0 };
+        // SAFETY: the caller guarantees the arrays (this function's contract).
+        let handle = unsafe { bsrmm_sys::ffi::matrix_new(ctx.lock().pin_mut(), &desc, flags)? };
+        Self::wrap(handle, ctx)
+    }
+
     /// Keeps every `block_shape` block of `dense` holding any non-zero (NaN counts as non-zero).
     /// `dense` must be on `ctx`'s device.
     ///

@@ -75,3 +75,19 @@ fn copy_to_another_cpu_context() {
     let copy = m.copy_to(&other).unwrap();
     assert_eq!(copy.export::<i32>().unwrap(), m.export::<i32>().unwrap());
 }
+
+#[test]
+fn from_raw_parts_on_host_memory() {
+    let ctx = Context::cpu().unwrap();
+    let (row_ptr, col_idx, values) = ([0i64, 1, 1], [1i64], [1.0f64, 2.0, 3.0, 4.0]);
+    // SAFETY: host arrays as long as the shape says, alive for the call.
+    let m = unsafe {
+        BsrMatrix::from_raw_parts(&ctx, 4, 4, (2, 2), 1, row_ptr.as_ptr(), col_idx.as_ptr(), values.as_ptr(), Device::Cpu, false)
+    }
+    .unwrap();
+    let parts = m.export::<i64>().unwrap();
+    assert_eq!((parts.row_ptr, parts.col_idx, parts.values), (row_ptr.to_vec(), col_idx.to_vec(), values.to_vec()));
+    // SAFETY: as above; the core rejects the bad column before using the values.
+    let bad = unsafe { BsrMatrix::from_raw_parts(&ctx, 4, 4, (2, 2), 1, row_ptr.as_ptr(), [7i64].as_ptr(), values.as_ptr(), Device::Cpu, false) };
+    assert_eq!(bad.unwrap_err().code(), "BSRMM_STATUS_INVALID_ARGUMENT");
+}
