@@ -33,7 +33,11 @@ class DeviceCopy {
       data_ = nullptr;
       return;
     }
-    if (cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice) != cudaSuccess) {
+    // A pageable-memory cudaMemcpy may return before its DMA lands, and a non-blocking stream is
+    // not ordered after the legacy stream it ran on: wait for it, or a kernel on such a stream
+    // can see (and have overwritten by) the upload still in flight.
+    if (cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaStreamSynchronize(nullptr) != cudaSuccess) {
       cudaFree(data_);
       data_ = nullptr;
     }

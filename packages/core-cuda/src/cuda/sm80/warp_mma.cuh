@@ -126,6 +126,10 @@ struct WarpMma {
     small = to_tf32(isinf(__uint_as_float(big)) ? 0.0f : rest);
   }
 
+  __device__ static uint32_t finite_or_zero(uint32_t tf32) {
+    return isinf(__uint_as_float(tf32)) ? 0u : tf32;
+  }
+
   __device__ void mma_split(const float (&a)[kRows][4], const float (&b)[kCols][2]) {
     uint32_t a_big[kRows][4], a_small[kRows][4];
     uint32_t b_big[kCols][2], b_small[kCols][2];
@@ -140,10 +144,24 @@ struct WarpMma {
 #pragma unroll
     for (int i = 0; i < kRows; ++i)
 #pragma unroll
+      for (int j = 0; j < kCols; ++j) Mma::run(acc[i][j], a_big[i], b_big[j]);
+    // The correction terms must not see an infinite big part: its partner's small part is 0
+    // and inf * 0 would turn the infinite product the main term already holds into NaN. The
+    // main term ran first, so the bigs are masked in place (no extra registers).
+#pragma unroll
+    for (int i = 0; i < kRows; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a_big[i][e] = finite_or_zero(a_big[i][e]);
+#pragma unroll
+    for (int j = 0; j < kCols; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) b_big[j][e] = finite_or_zero(b_big[j][e]);
+#pragma unroll
+    for (int i = 0; i < kRows; ++i)
+#pragma unroll
       for (int j = 0; j < kCols; ++j) {
         Mma::run(acc[i][j], a_small[i], b_big[j]);
         Mma::run(acc[i][j], a_big[i], b_small[j]);
-        Mma::run(acc[i][j], a_big[i], b_big[j]);
       }
   }
 };
