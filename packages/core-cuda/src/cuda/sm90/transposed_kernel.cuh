@@ -13,7 +13,7 @@
 // 64-row operand. Rows of an active unit without a block in this column must read as zero, so
 // the producer clears the slots that still hold an older column's block (dirty[stage]) with a
 // TMA box outside A. Up to 4 producer warps share the columns (the per-column barrier and TMA
-// work of one warp was the bottleneck). Performance notes: tests/cuda/sm90/perf_notes.md.
+// work of one warp was the bottleneck). Performance notes: docs/perf-log.md.
 // Accumulators: 4 units x 32 floats per thread. The epilogue transposes through shared memory
 // (stmatrix.trans) so C rows are stored 16 bytes at a time.
 #pragma once
