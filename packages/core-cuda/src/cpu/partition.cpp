@@ -13,8 +13,10 @@ std::vector<RowRange> split_rows(const int64_t* work_prefix, int64_t row_count, 
   for (int64_t p = 1; p <= parts && begin < row_count; ++p) {
     int64_t end = row_count;
     if (p < parts) {
-      // The first row whose prefix reaches this part's share of the total work.
-      const int64_t target = static_cast<int64_t>(static_cast<__int128>(total) * p / parts);
+      // The first row whose prefix reaches this part's share of the total work. total * p
+      // stays far below 2^63: work is at most ~2^40 (int32 blocks x 256 columns) and parts a
+      // few thousand.
+      const int64_t target = total * p / parts;
       if (work_prefix) {
         end = std::lower_bound(work_prefix + begin + 1, work_prefix + row_count + 1, target) -
               work_prefix;
