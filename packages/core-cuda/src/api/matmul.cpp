@@ -113,6 +113,21 @@ void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& a, const bsrmm_
   }
 }
 
+// The tuner's choice, or none (the heuristic's pick runs) when there is no candidate (the
+// heuristic's run then reports why: UNSUPPORTED, naming the arguments) or, unless `required`
+// (bsrmm_tune), no memory for the scratch C that measuring writes: a context's tuning never
+// fails a multiply that could run untuned.
+std::optional<bsrmm::tuner::Choice> tuned_choice(bsrmm::api::Execution& execution,
+                                                 bsrmm_tuning_mode mode, bool required) {
+  if (execution.candidates().empty()) return std::nullopt;
+  try {
+    return bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+  } catch (const bsrmm::detail::Error& error) {
+    if (required || error.status() != BSRMM_STATUS_OUT_OF_MEMORY) throw;
+    return std::nullopt;
+  }
+}
+
 // C = alpha * op(A) * B + beta * C with the forced variant, the tuner's choice or the heuristic's.
 // `tune_now` (bsrmm_tune) measures whatever the context's tuning mode and forced variant say:
 // it is asked to choose. Returns the variant that ran.
@@ -143,13 +158,14 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
     if (std::optional<bsrmm::tuner::Choice> known = bsrmm::tuner::recall(signature)) {
       return execution.run(*known);
     }
-    // No candidate at all: the heuristic's run reports why (UNSUPPORTED, naming the arguments).
-    if (!execution.candidates().empty()) {
-      choice = bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+    if (std::optional<bsrmm::tuner::Choice> tuned = tuned_choice(execution, mode, false)) {
+      choice = *tuned;
       bsrmm::tuner::remember(signature, choice);
     }
-  } else if (mode == BSRMM_TUNING_FORCE && !execution.candidates().empty()) {
-    choice = bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+  } else if (mode == BSRMM_TUNING_FORCE) {
+    if (std::optional<bsrmm::tuner::Choice> tuned = tuned_choice(execution, mode, tune_now)) {
+      choice = *tuned;
+    }
   }
   return execution.run(choice);
 }

@@ -14,9 +14,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace bsrmm::test {
 namespace {
@@ -232,6 +240,87 @@ TEST(TuneMatmul, UnwritableCacheStillGivesCorrectResults) {
     EXPECT_TRUE(abi_entries().empty());
   }
 }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+
+// Measuring writes a scratch copy of C; where memory for it is missing, an AUTO multiply runs
+// the heuristic's pick untuned (and stores nothing), while bsrmm_tune reports OUT_OF_MEMORY.
+// In a child process under an address-space limit that leaves room for the multiply, not for a
+// second C of 64 MiB. (Sanitizers reserve shadow memory that no such limit can accommodate.)
+TEST(TuneMatmul, NoMemoryToMeasureRunsTheHeuristicUntuned) {
+  CacheSandbox sandbox;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto check = [](bool ok, const char* what, int code) {
+      if (!ok) {
+        std::fprintf(stderr, "child: %s failed (%s)\n", what, bsrmm_last_error());
+        std::_Exit(code);
+      }
+    };
+    // C is 262144 x 64 f32 (64 MiB); A holds one 16 x 16 block per block row; B is 16 x 64.
+    HostBsr host;
+    host.block_height = host.block_width = 16;
+    host.rows = 262144;
+    host.cols = 16;
+    Random rng(5);
+    for (int64_t r = 0; r < host.rows / 16; ++r) {
+      host.col_idx.push_back(0);
+      host.row_ptr.push_back(r + 1);
+    }
+    host.values.resize(static_cast<size_t>(host.nnzb()) * 256 * 4);
+    for (int64_t p = 0; p < host.nnzb(); ++p)
+      for (int32_t i = 0; i < 16; ++i)
+        for (int32_t j = 0; j < 16; ++j) host.set_value(p, i, j, round_to(BSRMM_DTYPE_F32, rng.uniform(-1, 1)));
+    HostDense b(16, 64, BSRMM_DTYPE_F32), c(host.rows, 64, BSRMM_DTYPE_F32);
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t j = 0; j < 64; ++j) b.set(k, j, round_to(BSRMM_DTYPE_F32, rng.uniform(-1, 1)));
+    Context ctx;
+    ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+    Matrix a(ctx, host.desc());
+    bsrmm_dense bd = b.desc(), cd = c.desc();
+    check(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr) == BSRMM_STATUS_SUCCESS,
+          "a first, untuned multiply (starts the worker pool)", 10);
+    ctx.set_tuning_mode(BSRMM_TUNING_AUTO);
+    c.fill(std::nan(""));
+
+    std::ifstream statm("/proc/self/statm");
+    long long pages = 0;
+    statm >> pages;
+    rlimit limit{};
+    getrlimit(RLIMIT_AS, &limit);
+    const rlim_t unlimited = limit.rlim_cur;
+    limit.rlim_cur = static_cast<rlim_t>(pages * sysconf(_SC_PAGESIZE) + (32ll << 20));
+    check(setrlimit(RLIMIT_AS, &limit) == 0, "setrlimit", 11);
+    const int64_t before = tuner::measurement_count();
+    check(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr) == BSRMM_STATUS_SUCCESS,
+          "the AUTO multiply without memory to measure", 12);
+    check(tuner::measurement_count() == before + 1, "an attempt to measure", 13);
+    check(ctx.last_variant() == "cpu_blocked_simd", "the heuristic's pick ran", 14);
+    check(bsrmm_tune(ctx.get(), a.get(), &bd, &cd, nullptr) == BSRMM_STATUS_OUT_OF_MEMORY,
+          "bsrmm_tune reports OUT_OF_MEMORY", 15);
+    limit.rlim_cur = unlimited;
+    check(setrlimit(RLIMIT_AS, &limit) == 0, "setrlimit", 16);
+    check(tuner_cache_entries() == "[]\n", "nothing stored", 17);
+    for (int64_t i = 0; i < host.rows; ++i)
+      for (int64_t j = 0; j < 64; ++j) {
+        double want = 0, magnitude = 0;
+        for (int32_t k = 0; k < 16; ++k) {
+          want += host.value(i / 16, static_cast<int32_t>(i % 16), k) * b.get(k, j);
+          magnitude += std::fabs(host.value(i / 16, static_cast<int32_t>(i % 16), k) * b.get(k, j));
+        }
+        check(std::fabs(c.get(i, j) - want) <= 2e-6 * magnitude + 1e-30, "C against float64", 18);
+      }
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died from a signal";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+}
+
+#endif
 
 TEST(TuneAbi, TextFollowsTheBufferConvention) {
   CacheSandbox sandbox;
