@@ -60,6 +60,9 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
                                nullptr,
                                schedule.work_prefix.data(),
                                op_a.dtype()};
+    cpu_args_.a.used_columns = schedule.used_columns.data();
+    cpu_args_.a.used_column_count = static_cast<int64_t>(schedule.used_columns.size());
+    cpu_args_.a.packed_col_idx = schedule.packed_col_idx.data();
     cpu_args_.b = b;
     cpu_args_.c = c;
     cpu_args_.alpha = options.alpha;

@@ -1,6 +1,6 @@
-// cpu_blocked_simd: packs B once into column strips in the compute type, then runs the
-// register-blocked kernel of blocked_rows.cpp over chunks of block rows (and of columns, when
-// there are too few rows to feed every thread).
+// cpu_blocked_simd: packs the rows of B that A uses into column strips in the compute type,
+// then runs the register-blocked kernel of blocked_rows.cpp over chunks of block rows (and of
+// columns, when there are too few rows to feed every thread).
 #include "../common/error.hpp"
 #include "../common/half.hpp"
 #include "blocked_rows.hpp"
@@ -25,19 +25,22 @@ inline double widen(double x) { return x; }
 inline float widen(f16_t x) { return detail::to_float(x); }
 inline float widen(bf16_t x) { return detail::to_float(x); }
 
-// Rows [row_begin, row_end) of B (any layout and dtype) into the strip layout of
-// BlockedProblem::b, zeros beyond B's columns.
+// Packed rows [row_begin, row_end) into the strip layout of BlockedProblem::b: packed row q is
+// row used_columns[q / bw] * bw + q % bw of B (any layout and dtype), zeros beyond B's columns.
 template <typename T, typename S>
-void pack_rows(const bsrmm_dense& b, T* packed, int64_t width, int64_t row_begin, int64_t row_end) {
+void pack_rows(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_rows,
+               int64_t width, int64_t row_begin, int64_t row_end) {
   constexpr int64_t NR = tile_cols<T>();
   const S* in = static_cast<const S*>(b.data);
   const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  const int64_t bw = a.block_width;
   for (int64_t j0 = 0; j0 < width; j0 += NR) {
     const int64_t strip_width = std::min(NR, width - j0);
     const int64_t valid = std::max<int64_t>(0, std::min(strip_width, b.cols - j0));
-    T* strip = packed + j0 * b.rows;
-    for (int64_t k = row_begin; k < row_end; ++k) {
-      T* out = strip + k * strip_width;
+    T* strip = packed + j0 * packed_rows;
+    for (int64_t q = row_begin; q < row_end; ++q) {
+      const int64_t k = int64_t{a.used_columns[q / bw]} * bw + q % bw;
+      T* out = strip + q * strip_width;
       for (int64_t j = 0; j < valid; ++j) {
         const S x = row_major ? in[k * b.ld + j0 + j] : in[(j0 + j) * b.ld + k];
         out[j] = static_cast<T>(widen(x));
@@ -48,16 +51,17 @@ void pack_rows(const bsrmm_dense& b, T* packed, int64_t width, int64_t row_begin
 }
 
 template <typename T>
-void pack_b(const bsrmm_dense& b, T* packed, int64_t width, detail::ThreadPool& pool) {
-  const int64_t parts = std::min<int64_t>(b.rows, pool.size() * chunks_per_thread);
+void pack_b(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_rows, int64_t width,
+            detail::ThreadPool& pool) {
+  const int64_t parts = std::min<int64_t>(packed_rows, pool.size() * chunks_per_thread);
   pool.run(parts, [&](int64_t part) {
-    const int64_t begin = b.rows * part / parts;
-    const int64_t end = b.rows * (part + 1) / parts;
+    const int64_t begin = packed_rows * part / parts;
+    const int64_t end = packed_rows * (part + 1) / parts;
     switch (b.dtype) {
-      case BSRMM_DTYPE_F16: pack_rows<T, f16_t>(b, packed, width, begin, end); break;
-      case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, packed, width, begin, end); break;
-      case BSRMM_DTYPE_F64: pack_rows<T, double>(b, packed, width, begin, end); break;
-      case BSRMM_DTYPE_F32: pack_rows<T, float>(b, packed, width, begin, end); break;
+      case BSRMM_DTYPE_F16: pack_rows<T, f16_t>(b, a, packed, packed_rows, width, begin, end); break;
+      case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, a, packed, packed_rows, width, begin, end); break;
+      case BSRMM_DTYPE_F64: pack_rows<T, double>(b, a, packed, packed_rows, width, begin, end); break;
+      case BSRMM_DTYPE_F32: pack_rows<T, float>(b, a, packed, packed_rows, width, begin, end); break;
     }
   });
 }
@@ -67,7 +71,6 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   constexpr int64_t L = lanes<T>();
   constexpr int64_t NR = tile_cols<T>();
   const int64_t n = args.c.cols;
-  const int64_t k = args.b.rows;
   const int64_t rows = args.a.block_row_count;
   if (rows == 0 || n == 0) return;
 
@@ -75,7 +78,7 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   problem.block_height = args.a.block_height;
   problem.block_width = args.a.block_width;
   problem.row_ptr = args.a.row_ptr;
-  problem.col_idx = args.a.col_idx;
+  problem.col_idx = args.a.packed_col_idx;
   problem.a_values = sizeof(T) == 8 ? args.a.values : static_cast<const void*>(args.a.values_f32);
   problem.c = args.c;
   problem.alpha = args.alpha;
@@ -83,16 +86,17 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   problem.bias = args.bias;
   problem.activation = args.activation;
 
-  // Packing costs one pass over B; each packed element then feeds 2 * (block rows that use its
-  // block column) * block_height flops from L1.
+  // Packing costs one pass over the rows of B that A uses; each packed element then feeds
+  // 2 * (block rows that use its block column) * block_height flops from L1.
   const int64_t width = (n + L - 1) / L * L;
-  if (args.a.nnzb > 0) {
-    const std::size_t bytes = static_cast<std::size_t>(k * width) * sizeof(T);
+  const int64_t packed_rows = args.a.used_column_count * args.a.block_width;
+  if (packed_rows > 0) {
+    const std::size_t bytes = static_cast<std::size_t>(packed_rows * width) * sizeof(T);
     if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
-    pack_b<T>(args.b, workspace.as<T>(), width, pool);
+    pack_b<T>(args.b, args.a, workspace.as<T>(), packed_rows, width, pool);
   }
   problem.b = workspace.data();
-  problem.b_rows = k;
+  problem.b_rows = packed_rows;
   problem.b_width = width;
 
   const int64_t threads = pool.size();
@@ -124,6 +128,9 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
 }  // namespace
 
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  if (args.a.nnzb > 0 && (args.a.packed_col_idx == nullptr || args.a.used_columns == nullptr)) {
+    detail::fail(BSRMM_STATUS_INTERNAL, "cpu_blocked_simd called without the plan's used columns");
+  }
   if (args.a.dtype == BSRMM_DTYPE_F64) {
     run<double>(args, pool, workspace);
   } else {

@@ -29,7 +29,7 @@ struct BlockedProblem {
   int32_t block_height;
   int32_t block_width;
   const int32_t* row_ptr;
-  const int32_t* col_idx;
+  const int32_t* col_idx;  // into the packed rows of B: block column p covers rows p * bw..
   const void* a_values;  // compute type, blocks row-major
   // B packed in strips of tile_cols columns: strip s starts at element s * tile_cols * b_rows
   // and holds b_rows rows of min(tile_cols, b_width - s * tile_cols) contiguous elements.

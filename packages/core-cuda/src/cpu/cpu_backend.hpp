@@ -2,8 +2,9 @@
 // already applied by the caller (a transposed multiply passes the plan's A^T). Operands are
 // validated before they arrive here. Two variants:
 //   cpu_reference_f64acc  plain loops, f64 accumulation for every dtype: the slow, obvious one.
-//   cpu_blocked_simd      the fast path: B staged as a row-major panel in the compute type,
-//                         register-blocked SIMD micro-kernel (AVX2+FMA chosen at run time),
+//   cpu_blocked_simd      the fast path: the rows of B under A's used block columns packed in
+//                         column strips of the compute type, a register-blocked SIMD
+//                         micro-kernel (AVX2+FMA chosen at run time),
 //                         block rows split across the pool by work. Accumulates in f32 for
 //                         f32/f16/bf16 and in f64 for f64.
 #pragma once
@@ -31,6 +32,11 @@ struct BsrView {
   const float* values_f32;     // the same values as f32 (f32/f16/bf16; blocked variant only)
   const int64_t* work_prefix;  // block_row_count + 1 cumulative work (plan), for balancing
   bsrmm_dtype dtype;
+  // Blocked variant only (plan): the block columns in use, ascending, and each block's index
+  // into them.
+  const int32_t* used_columns = nullptr;
+  int64_t used_column_count = 0;
+  const int32_t* packed_col_idx = nullptr;  // nnzb
 };
 
 struct MatmulArgs {

@@ -38,6 +38,17 @@ Schedule build_schedule(const BsrMatrix& matrix) {
     const int64_t work = int64_t{blocks(static_cast<int32_t>(r))} * shape.block_width + epilogue_work;
     schedule.work_prefix[static_cast<size_t>(r) + 1] = schedule.work_prefix[static_cast<size_t>(r)] + work;
   }
+  const std::vector<int32_t>& col_idx = matrix.col_idx();
+  schedule.used_columns = col_idx;
+  std::sort(schedule.used_columns.begin(), schedule.used_columns.end());
+  schedule.used_columns.erase(std::unique(schedule.used_columns.begin(), schedule.used_columns.end()),
+                              schedule.used_columns.end());
+  schedule.packed_col_idx.resize(col_idx.size());
+  for (size_t p = 0; p < col_idx.size(); ++p) {
+    schedule.packed_col_idx[p] = static_cast<int32_t>(
+        std::lower_bound(schedule.used_columns.begin(), schedule.used_columns.end(), col_idx[p]) -
+        schedule.used_columns.begin());
+  }
   return schedule;
 }
 

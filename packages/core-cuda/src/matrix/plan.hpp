@@ -23,6 +23,11 @@ struct Schedule {
   // multiply-adds (blocks * block_width per output element) plus a constant epilogue, so rows
   // without blocks still count. The CPU splits rows into chunks of equal work with it.
   std::vector<int64_t> work_prefix;
+  // Block columns holding at least one block, ascending, and for each block its position in
+  // that list: the CPU packs only the rows of B under used columns, so its memory and time
+  // follow A's sparsity, not B's height.
+  std::vector<int32_t> used_columns;
+  std::vector<int32_t> packed_col_idx;  // nnzb
   detail::Buffer device_row_order;  // row_order on a CUDA matrix's device
 };
 
