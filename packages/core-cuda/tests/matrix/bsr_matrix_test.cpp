@@ -146,6 +146,25 @@ TEST(Plan, ScheduleOrdersRowsLongestFirstAndAccumulatesWork) {
   EXPECT_EQ(s.work_prefix[0], 0);
   for (size_t r = 0; r < 4; ++r) EXPECT_LT(s.work_prefix[r], s.work_prefix[r + 1]) << "empty rows still cost";
   EXPECT_GT(s.work_prefix[2] - s.work_prefix[1], s.work_prefix[1] - s.work_prefix[0]);
+  // Block column 3 is used, 0..2 too; packed positions follow the used list.
+  EXPECT_EQ(s.used_columns, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(s.packed_col_idx, (std::vector<int32_t>{0, 0, 1, 3, 1, 2}));
+}
+
+TEST(Plan, UsedColumnsSkipColumnsWithoutBlocks) {
+  HostBsr a;
+  a.rows = 4;
+  a.cols = 20;
+  a.block_height = 2;
+  a.block_width = 2;
+  a.row_ptr = {0, 2, 3};
+  a.col_idx = {2, 9, 7};
+  a.values.resize(static_cast<size_t>(a.nnzb() * 4) * 4);
+  const bsrmm_bsr_desc desc = a.desc();
+  auto m = matrix::BsrMatrix::create(desc, 0, {BSRMM_DEVICE_CPU, 0}, nullptr);
+  const matrix::Schedule& s = m->plan().schedule(*m, nullptr);
+  EXPECT_EQ(s.used_columns, (std::vector<int32_t>{2, 7, 9}));
+  EXPECT_EQ(s.packed_col_idx, (std::vector<int32_t>{0, 2, 1}));
 }
 
 }  // namespace
