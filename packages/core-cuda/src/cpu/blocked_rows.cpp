@@ -173,7 +173,8 @@ BSRMM_INLINE void rows_typed(const BlockedProblem& problem, int64_t row_begin, i
       if (stored <= 0) break;
       // The strip's rows are contiguous and only as wide as the strip: no cache-set conflicts
       // from a power-of-two leading dimension, and the hardware prefetcher sees one stream.
-      const T* strip = b + j0 * k_rows;
+      // No blocks, no staged B (b may be NULL, and NULL + offset is undefined).
+      const T* strip = count == 0 ? nullptr : b + j0 * k_rows;
       const int64_t ldb = std::min<int64_t>(NR, problem.b_width - j0);
       if (count == 0) std::fill(panel, panel + int64_t{bh} * NR, T(0));
       for (int32_t pass = 0; pass < count; pass += blocks_per_pass) {
