@@ -3,13 +3,18 @@
 //     released to all threads at once, so the lazily built plan (schedule, A^T, f32 values) is
 //     raced for by every op, dtype and variant;
 //   - many contexts created, used and destroyed concurrently from shared caller arrays;
-//   - settings changed on a context while other threads multiply through it.
+//   - settings changed on a context while other threads multiply through it;
+//   - threads tuning the same problems at once (AUTO and FORCE) into one cache file.
 // Thread counts and rounds are printed; each test stops after its time budget.
 #include "stress_support.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
-#include <optional>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -163,6 +168,55 @@ TEST(Concurrency, SettingsChangeWhileThreadsMultiply) {
   changer.join();
   std::printf("[ stress   ] settings race: %d threads, %ld setting changes, %ld checked multiplies\n",
               stress_threads, changes.load(), multiplies.load());
+}
+
+TEST(Concurrency, ThreadsTuneTheSameProblemsAtOnce) {
+  // A cache file of this test's own; the tuner looks the variable up on every call.
+  char dir_template[] = "/tmp/bsrmm-tune-stress-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::filesystem::path dir(dir_template);
+  const std::string cache = (dir / "tuning.json").string();
+  const char* previous = std::getenv("BSRMM_TUNING_CACHE");
+  const std::string saved = previous ? previous : "";
+  setenv("BSRMM_TUNING_CACHE", cache.c_str(), 1);
+
+  const HostBsr host = stress_matrix(17, BSRMM_DTYPE_F32);
+  Context shared;  // AUTO, the default
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix matrix(shared, desc);
+  std::atomic<long> multiplies{0};
+  const Budget budget(budget_per_test, 2);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < stress_threads; ++w) {
+    workers.emplace_back([&, w] {
+      Context own;
+      own.set_tuning_mode(w % 2 ? BSRMM_TUNING_FORCE : BSRMM_TUNING_AUTO);
+      for (int r = 0; budget.another(r); ++r) {
+        // Few distinct problems (N in two buckets, both ops), so threads meet on the same keys.
+        checked_multiply(w % 3 ? own : shared, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE,
+                         r % 4 < 2 ? 8 : 40, 19 * r + w, "tuning worker " + std::to_string(w) + " round " +
+                                                                std::to_string(r));
+        ++multiplies;
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  const std::string warning = tuner_cache_warning();
+  const std::string entries = tuner_cache_entries();
+  EXPECT_EQ(warning, "") << "the tuner met a problem with its cache file";
+  EXPECT_EQ(tuner_cache_path(), cache);
+  EXPECT_NE(entries.find("\"variant\""), std::string::npos) << "no tuned entries: " << entries;
+  EXPECT_GT(std::filesystem::file_size(cache), 2u);
+  std::printf("[ stress   ] tuning race: %d threads (AUTO and FORCE), %ld checked multiplies, cache of %ju"
+              " bytes\n", stress_threads, multiplies.load(),
+              static_cast<uintmax_t>(std::filesystem::file_size(cache)));
+  if (previous) {
+    setenv("BSRMM_TUNING_CACHE", saved.c_str(), 1);
+  } else {
+    unsetenv("BSRMM_TUNING_CACHE");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

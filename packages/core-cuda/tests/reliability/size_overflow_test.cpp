@@ -140,9 +140,10 @@ TEST(SizeOverflow, LeadingDimensionsPast2To31AreExact) {
 }
 
 // A has one block row and 2^23 + 1 block columns of width 256: B is taller than 2^31 rows, and
-// only the rows under A's two blocks exist in memory. Offsets col * 256 * ldb pass 2^34. The
-// blocked variant uses a row-major f32 B of width 8 in place; any other B it would first stage
-// whole (O(K * N) memory whatever A's sparsity), so those run on the reference variant only.
+// only the rows under A's two blocks exist in memory; offsets col * 256 * ldb pass 2^34. Only
+// the reference variant runs: cpu_blocked_simd packs all of B first (K * N elements whatever
+// A's sparsity: 64 GiB here), which is a clean OUT_OF_MEMORY on a small machine and minutes of
+// copying on a large one.
 TEST(SizeOverflow, BTallerThan2To31RowsIsExact) {
   const int32_t bw = 256, bh = 2;
   const int64_t block_cols = (two_pow_31 / bw) + 1;
@@ -165,10 +166,9 @@ TEST(SizeOverflow, BTallerThan2To31RowsIsExact) {
   bsrmm_bsr_desc desc = host.desc();
   const Matrix a(ctx, desc);
   int exact = 0;
-  for (const char* variant : variants) {
+  for (const char* variant : {"cpu_reference_f64acc"}) {
     ctx.set_variant(variant);
     for (int64_t n : {8, 5}) {
-      if (n % 8 != 0 && std::string(variant) == "cpu_blocked_simd") continue;
       MappedDense b(host.cols, n, n, BSRMM_LAYOUT_ROW_MAJOR, host.dtype);
       SKIP_UNLESS_MAPPED(b);
       for (int64_t p = 0; p < 2; ++p)
