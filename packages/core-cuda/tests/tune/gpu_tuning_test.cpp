@@ -41,6 +41,9 @@ class DeviceCopy {
   DeviceCopy& operator=(const DeviceCopy&) = delete;
   void upload(const std::vector<unsigned char>& bytes) {
     EXPECT_EQ(cudaMemcpy(ptr_, bytes.data(), bytes_, cudaMemcpyHostToDevice), cudaSuccess);
+    // A copy from pageable memory may still be landing when cudaMemcpy returns, and a
+    // non-blocking stream does not wait for the legacy stream it ran on.
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   void download(std::vector<unsigned char>& bytes) const {
     EXPECT_EQ(cudaMemcpy(bytes.data(), ptr_, bytes_, cudaMemcpyDeviceToHost), cudaSuccess);
