@@ -6,6 +6,11 @@
 //    "load of value 83, which is not a valid value for type 'bsrmm_dtype'"), under which a
 //    compiler may drop the very range check that rejects it. bsrmm.h now gives every enum the
 //    underlying type int in C++.
+// 2. Exporting a matrix without blocks passed an empty vector's data() (NULL) to memcpy, which
+//    is undefined even for 0 bytes (UBSan, bsr_matrix.cpp).
+// 3. cpu_blocked_simd on a block row without blocks computed `B + offset` from the B it had not
+//    packed (NULL): undefined (UBSan, blocked_rows.cpp), also hit by 9 random core tests.
+// Tests 2 and 3 compute the right answer either way; the sanitized build is where they fail.
 #include "support/host_arrays.hpp"
 
 #include <bsrmm/bsrmm.hpp>
@@ -90,6 +95,61 @@ TEST(FuzzRegressions, EnumValuesOutsideTheirEnumeratorsAreRejected) {
         << bsrmm_last_error();
   }
   EXPECT_TRUE(std::isnan(c.get(0, 0))) << "a rejected multiply wrote C";
+}
+
+TEST(FuzzRegressions, ExportOfAMatrixWithoutBlocks) {
+  Context ctx;
+  std::vector<int32_t> row_ptr{0, 0, 0};
+  const bsrmm_bsr_desc desc{4, 6, 2, 3, 0, row_ptr.data(), nullptr, BSRMM_INDEX_I32, nullptr, BSRMM_DTYPE_F16, cpu()};
+  const Matrix a(ctx, desc);
+  std::vector<int32_t> rows(3, -1), cols(1, -1);
+  std::vector<int64_t> rows64(3, -1), cols64(1, -1);
+  std::vector<uint16_t> values(1, 0xFFFF);
+  a.export_to(BSRMM_INDEX_I32, rows.data(), cols.data(), values.data());
+  a.export_to(BSRMM_INDEX_I64, rows64.data(), cols64.data(), values.data());
+  EXPECT_EQ(rows, (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ(rows64, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(cols[0], -1) << "nothing to write past an empty col_idx";
+  EXPECT_EQ(values[0], 0xFFFF) << "nothing to write past empty values";
+}
+
+TEST(FuzzRegressions, BlockedVariantOnRowsWithoutBlocks) {
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_F64}) {
+    // Block rows 0 and 2 are empty; with nnzb == 0 on a fresh context (no workspace yet) B is
+    // never packed at all.
+    for (bool any_block : {false, true}) {
+      Context ctx;
+      ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+      ctx.set_variant("cpu_blocked_simd");
+      std::vector<int32_t> row_ptr = any_block ? std::vector<int32_t>{0, 0, 1, 1} : std::vector<int32_t>{0, 0, 0, 0};
+      HostBsr host;
+      host.rows = 6;
+      host.cols = 4;
+      host.block_height = host.block_width = 2;
+      host.dtype = dtype;
+      host.row_ptr.assign(row_ptr.begin(), row_ptr.end());
+      if (any_block) host.col_idx = {1};
+      host.values.resize(static_cast<size_t>(host.nnzb()) * 4 * dtype_size(dtype));
+      for (int64_t p = 0; p < host.nnzb(); ++p)
+        for (int32_t i = 0; i < 2; ++i)
+          for (int32_t j = 0; j < 2; ++j) host.set_value(p, i, j, 1 + i - j);
+      bsrmm_bsr_desc desc = host.desc();
+      const Matrix a(ctx, desc);
+      HostDense b(4, 13, dtype), c(6, 13, dtype);
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 13; ++j) b.set(i, j, static_cast<double>((i * 13 + j) % 7) - 3);
+      bsrmm_dense bd = b.desc(), cd = c.desc();
+      matmul(ctx, a, bd, cd, matmul_options());
+      const std::vector<double> dense = host.to_dense();
+      for (int64_t i = 0; i < 6; ++i) {
+        for (int64_t j = 0; j < 13; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < 4; ++k) want += dense[static_cast<size_t>(i * 4 + k)] * b.get(k, j);
+          EXPECT_EQ(c.get(i, j), want) << "C(" << i << ", " << j << ")";
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
