@@ -4,6 +4,7 @@ import { ensureCuda } from "./cuda.ts";
 import { toolchainLayout } from "./layout.ts";
 import { ensureNodeDependencies, ensurePnpm } from "./node-deps.ts";
 import { ensurePythonVenv } from "./python-venv.ts";
+import { checkRust } from "./rust.ts";
 import { ensureSystemPrerequisites } from "./system.ts";
 
 export function bootstrap(): void {
@@ -11,6 +12,7 @@ export function bootstrap(): void {
   const layout = toolchainLayout();
   console.log(`bootstrap: toolchain at ${layout.root}`);
   ensureSystemPrerequisites();
+  checkRust();
   ensureNodeDependencies(layout, ensurePnpm(layout));
   ensurePythonVenv(layout);
   ensureCuda(layout);
