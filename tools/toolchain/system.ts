@@ -1,19 +1,31 @@
 // System prerequisites the toolchain cannot bring itself: a C++ compiler, CMake, Ninja,
-// GoogleTest headers (the core's C++ tests) and Python's venv module. On Debian/Ubuntu as root
-// the bootstrap installs what is missing with apt-get; elsewhere it says what to install.
+// GoogleTest headers (the core's C++ tests) and Python's venv module; optionally clang with
+// libFuzzer (the core's fuzz targets, skipped without it). On Debian/Ubuntu as root the bootstrap
+// installs what is missing with apt-get; elsewhere it says what to install.
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { run, probe } from "./run.ts";
 
 interface Prerequisite {
   what: string;
   present: () => boolean;
   aptPackage: string;
+  /** What is skipped without it; absent for the required ones. */
+  optionalFor?: string;
 }
 
 const gtestHeaders = ["/usr/include/gtest/gtest.h", "/usr/local/include/gtest/gtest.h"];
 
 function onPath(command: string, versionFlag = "--version"): () => boolean {
   return () => probe(command, [versionFlag]) !== undefined;
+}
+
+/** clang++ whose runtime directory holds libFuzzer (tools/reliability.ts fuzzes only then). */
+export function clangWithLibFuzzer(): boolean {
+  const runtime = probe("clang++", ["--print-runtime-dir"]);
+  return runtime !== undefined &&
+    ["libclang_rt.fuzzer-x86_64.a", "libclang_rt.fuzzer-aarch64.a", "libclang_rt.fuzzer.a"].some((lib) =>
+      existsSync(join(runtime, lib)));
 }
 
 export function pythonCommand(env: NodeJS.ProcessEnv = process.env): string {
@@ -28,6 +40,8 @@ const prerequisites: Prerequisite[] = [
     aptPackage: "libgtest-dev" },
   { what: "Python 3 with the venv module", aptPackage: "python3-venv",
     present: () => probe(pythonCommand(), ["-c", "import venv, ensurepip"]) !== undefined },
+  { what: "clang++", present: onPath("clang++"), aptPackage: "clang", optionalFor: "fuzzing" },
+  { what: "libFuzzer", present: clangWithLibFuzzer, aptPackage: "libclang-rt-dev", optionalFor: "fuzzing" },
 ];
 
 function canUseApt(): boolean {
@@ -37,18 +51,33 @@ function canUseApt(): boolean {
 export function ensureSystemPrerequisites(): void {
   const missing = prerequisites.filter((p) => !p.present());
   if (missing.length === 0) {
-    console.log("bootstrap: system prerequisites present (c++, cmake, ninja, gtest, python3 venv)");
+    console.log("bootstrap: system prerequisites present (c++, cmake, ninja, gtest, python3 venv, clang + libFuzzer)");
     return;
   }
-  const packages = missing.map((p) => p.aptPackage);
+  const required = missing.filter((p) => p.optionalFor === undefined);
+  const optional = missing.filter((p) => p.optionalFor !== undefined);
+  const skipped = (why: string) => {
+    for (const p of optional) console.log(`bootstrap: without ${p.what}, ${p.optionalFor} is skipped (${why})`);
+  };
   console.log(`bootstrap: missing ${missing.map((p) => p.what).join(", ")}`);
   if (!canUseApt()) {
-    throw new Error(`install ${missing.map((p) => p.what).join(", ")} ` +
-      `(Debian/Ubuntu: sudo apt-get install -y ${packages.join(" ")}) and run again`);
+    skipped(`Debian/Ubuntu: sudo apt-get install -y ${optional.map((p) => p.aptPackage).join(" ")}`);
+    if (required.length === 0) return;
+    throw new Error(`install ${required.map((p) => p.what).join(", ")} ` +
+      `(Debian/Ubuntu: sudo apt-get install -y ${required.map((p) => p.aptPackage).join(" ")}) and run again`);
   }
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const install = (list: Prerequisite[]) =>
+    run("apt-get", ["install", "-y", "--no-install-recommends", ...list.map((p) => p.aptPackage)], { env });
   run("apt-get", ["update"], { env });
-  run("apt-get", ["install", "-y", "--no-install-recommends", ...packages], { env });
-  const still = missing.filter((p) => !p.present());
+  if (required.length > 0) install(required);
+  if (optional.length > 0) {
+    try {
+      install(optional);
+    } catch (error) {
+      skipped(`apt-get could not install them: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const still = required.filter((p) => !p.present());
   if (still.length > 0) throw new Error(`still missing after apt-get: ${still.map((p) => p.what).join(", ")}`);
 }
