@@ -3,8 +3,8 @@
 //!
 //! Burn 0.22 tensors are runtime-dispatched: the op is declared once as a backend-extension
 //! trait ([`BsrBackend`]) and implemented for
-//! - Flex, Burn's CPU backend: the operands are read on the host and multiplied by bsrmm's CPU
-//!   backend;
+//! - Flex, Burn's CPU backend (burn-ndarray is deprecated in 0.22 in favour of it): the
+//!   operands are read on the host and multiplied by bsrmm's CPU backend;
 //! - Cube on CUDA (cargo feature `cuda`): bsrmm runs on the device pointers of Burn's own
 //!   tensors;
 //! - Autodiff over either: gradients for the values and for the dense input.
