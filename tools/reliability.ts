@@ -41,10 +41,12 @@ function configureAndBuild(fuzz: boolean): void {
 }
 
 // Any sanitizer report ends the process with a failure (ASan aborts; UBSan halts), so ctest and
-// the fuzz run fail on it; the caller's own *SAN_OPTIONS win.
+// the fuzz run fail on it. A failed allocation returns NULL as it does without ASan, so the
+// out-of-memory paths under test run instead of ASan stopping at them. The caller's own
+// *SAN_OPTIONS win.
 const sanitizerEnv: NodeJS.ProcessEnv = {
   ...env,
-  ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? "abort_on_error=1:detect_stack_use_after_return=1",
+  ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? "abort_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=1",
   UBSAN_OPTIONS: process.env.UBSAN_OPTIONS ?? "print_stacktrace=1:halt_on_error=1",
 };
 
@@ -96,7 +98,7 @@ function pythonUnderAsan(): void {
   // CPython keeps objects alive until exit by design: leak reports would be noise here.
   run("python", ["-m", "pytest", join("..", "python", "tests"), "-q", "-p", "no:cacheprovider"], {
     env: { ...sanitizerEnv, PYTHONPATH: target, LD_PRELOAD: runtimes.join(" "),
-      ASAN_OPTIONS: "detect_leaks=0:abort_on_error=1", UBSAN_OPTIONS: "print_stacktrace=1:halt_on_error=1" },
+      ASAN_OPTIONS: "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1", UBSAN_OPTIONS: "print_stacktrace=1:halt_on_error=1" },
   });
 }
 
