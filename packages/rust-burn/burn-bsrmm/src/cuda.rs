@@ -11,9 +11,9 @@ use std::sync::{Mutex, OnceLock};
 
 use bsrmm::{bf16, f16, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, MatmulOptions, Op};
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{Backend, Cube, TensorMetadata};
+use burn::backend::Cube;
 use cubecl::cuda::CudaRuntime;
-use cubecl::Runtime;
+use cubecl_runtime::runtime::Runtime;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
@@ -31,9 +31,13 @@ impl BsrBackend for Cube {
         pattern: BsrPattern,
         transpose: bool,
     ) -> FloatTensor<Self> {
-        match &values.device {
-            CubeDevice::Cuda(device) => on_cuda(values, dense, &pattern, transpose, device.index as u32),
-            _ => crate::host::bsr_matmul::<Self>(values, dense, &pattern, transpose),
+        let cuda_ordinal = match &values.device {
+            CubeDevice::Cuda(device) => Some(device.index as u32),
+            _ => None,
+        };
+        match cuda_ordinal {
+            Some(ordinal) => on_cuda(values, dense, &pattern, transpose, ordinal),
+            None => crate::host::bsr_matmul::<Self>(values, dense, &pattern, transpose),
         }
     }
 }
@@ -49,7 +53,7 @@ fn cuda_context(ordinal: u32) -> Context {
 }
 
 /// The device address of a tensor's first element, valid while the returned guard lives.
-fn device_ptr(tensor: &CubeTensor) -> (u64, impl Sized) {
+fn device_ptr(tensor: &CubeTensor) -> (u64, impl Sized + use<>) {
     let resource = tensor
         .client
         .get_resource::<CudaServer>(tensor.handle.clone())
