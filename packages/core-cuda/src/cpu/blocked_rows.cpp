@@ -10,8 +10,17 @@
 // On x86-64 Linux the entry points are compiled twice, for x86-64-v3 (AVX2 + FMA) and the
 // baseline, and the loader picks one per machine (ifunc). Everything they call is
 // always_inline, so the whole loop nest is compiled for the chosen instruction set. A shipped
-// build never uses -march=native.
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+// build never uses -march=native. Not under ThreadSanitizer: the loader runs ifunc resolvers
+// before the TSan runtime is initialised, and an instrumented resolver crashes there.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BSRMM_CPU_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define BSRMM_CPU_THREAD_SANITIZER 1
+#endif
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(BSRMM_CPU_THREAD_SANITIZER)
 #define BSRMM_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define BSRMM_CPU_CLONES
