@@ -2,8 +2,8 @@
 //   - no GPU, no driver, or a CUDA-less build: NO_DEVICE with the reason, and the CPU serves;
 //   - a device ordinal that does not exist: NO_DEVICE naming it;
 //   - host memory running out (an address-space limit in a child process) during matrix
-//     creation and during a multiply's lazily built plan: OUT_OF_MEMORY, then, with memory
-//     back, the same matrix multiplies correctly.
+//     creation and while a multiply builds the matrix's lazy plan (A^T): OUT_OF_MEMORY, then,
+//     with memory back, the same matrix multiplies correctly.
 // GPU out-of-memory lives in cuda_fault_test.cpp (CUDA builds).
 #include "stress_support.hpp"
 
@@ -98,99 +98,99 @@ void set_address_space_limit(long long bytes) {
   rlimit limit{};
   getrlimit(RLIMIT_AS, &limit);
   limit.rlim_cur = bytes < 0 ? limit.rlim_max : static_cast<rlim_t>(bytes);
-  if (setrlimit(RLIMIT_AS, &limit) != 0) {
-    std::perror("setrlimit");
-    std::_Exit(90);
-  }
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0) << "setrlimit failed";
 }
 
-// Runs `body` in a child process (which may lower its own memory limit) and expects exit 0.
-// The body reports a failed expectation on stderr and exits with its own code.
-template <typename Body>
-void in_child(Body body) {
+// Runs one test of this binary in a fresh process (fork + exec of /proc/self/exe): it lowers its
+// own memory limit, and no heap left behind by earlier tests may serve the allocations under
+// test (free heap memory is already mapped, so an address-space limit would not refuse it).
+void in_fresh_process(const char* test) {
   std::fflush(nullptr);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0) << "fork failed";
-  if (pid == 0) std::_Exit(body());
+  if (pid == 0) {
+    setenv("BSRMM_TEST_OOM_CHILD", "1", 1);
+    const std::string filter = std::string("--gtest_filter=") + test;
+    execl("/proc/self/exe", "bsrmm_reliability_tests", filter.c_str(), static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "the child died from signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+  ASSERT_TRUE(WIFEXITED(status)) << test << " died from signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << test << " failed in its own process (its output is above)";
 }
 
-#define CHILD_CHECK(condition, code)                                                          \
-  do {                                                                                        \
-    if (!(condition)) {                                                                       \
-      std::fprintf(stderr, "child: %s failed (%s)\n", #condition, bsrmm_last_error());        \
-      return code;                                                                            \
-    }                                                                                         \
-  } while (0)
+#define ONLY_IN_THE_CHILD()                                                                   \
+  if (std::getenv("BSRMM_TEST_OOM_CHILD") == nullptr)                                         \
+  GTEST_SKIP() << "runs in a fresh process started by its Faults.* test"
 
 TEST(Faults, HostOutOfMemoryWhileCreatingIsReportedAndRecovered) {
-  in_child([]() -> int {
-    // 256 MiB of caller values the library must copy: reserved, never touched before the copy.
-    const size_t bytes = size_t{256} << 20;
-    void* values = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    CHILD_CHECK(values != MAP_FAILED, 10);
-    const int32_t blocks = static_cast<int32_t>(bytes / (256 * 256 * sizeof(float)));  // 1024
-    std::vector<int32_t> row_ptr{0, blocks}, col_idx(static_cast<size_t>(blocks));
-    for (int32_t i = 0; i < blocks; ++i) col_idx[static_cast<size_t>(i)] = i;
-    const bsrmm_bsr_desc desc{256, int64_t{blocks} * 256, 256, 256, blocks, row_ptr.data(), col_idx.data(),
-                              BSRMM_INDEX_I32, values, BSRMM_DTYPE_F32, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
-    bsrmm_context_t ctx = nullptr;
-    CHILD_CHECK(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CPU, 0}, &ctx) == BSRMM_STATUS_SUCCESS, 11);
-
-    set_address_space_limit(address_space_bytes() + (int64_t{64} << 20));
-    bsrmm_matrix_t matrix = nullptr;
-    const bsrmm_status status = bsrmm_matrix_create(ctx, &desc, 0, &matrix);
-    CHILD_CHECK(status == BSRMM_STATUS_OUT_OF_MEMORY, 12);
-    CHILD_CHECK(matrix == nullptr, 13);
-    CHILD_CHECK(std::string(bsrmm_last_error()).find("memory") != std::string::npos, 14);
-    std::fprintf(stderr, "child: as expected: %s\n", bsrmm_last_error());
-
-    set_address_space_limit(-1);
-    CHILD_CHECK(bsrmm_matrix_create(ctx, &desc, 0, &matrix) == BSRMM_STATUS_SUCCESS, 15);
-    bsrmm_matrix_destroy(matrix);
-    bsrmm_context_destroy(ctx);
-    return 0;
-  });
+  in_fresh_process("FaultsInAFreshProcess.CreateOutOfMemory");
   cpu_still_works("a child ran out of memory");
 }
 
 TEST(Faults, HostOutOfMemoryInAMultiplyLeavesTheMatrixUsable) {
-  in_child([]() -> int {
-    // f16 A: its first blocked multiply builds an f32 copy of the values (2x their size).
-    Random rng(8);
-    const HostBsr host = random_bsr(rng, 16, 16, 64, 64, 1.0, BSRMM_DTYPE_F16);  // 8 MiB of values
-    Context ctx;
-    ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-    ctx.set_num_threads(1);
-    ctx.set_variant("cpu_blocked_simd");
-    HostBsr arrays = host;
-    bsrmm_bsr_desc desc = arrays.desc();
-    const Matrix a(ctx, desc);
-    HostDense b(host.cols, 8, BSRMM_DTYPE_F16), c(host.rows, 8, BSRMM_DTYPE_F16);
-    for (int64_t i = 0; i < host.cols; ++i)
-      for (int64_t j = 0; j < 8; ++j) b.set(i, j, round_to(BSRMM_DTYPE_F16, rng.uniform(-1, 1)));
-    bsrmm_dense bd = b.desc(), cd = c.desc();
-    // Pages for everything this multiply touches besides the f32 copy, then the limit.
-    set_address_space_limit(address_space_bytes() + (int64_t{4} << 20));
-    const bsrmm_status status = bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr);
-    CHILD_CHECK(status == BSRMM_STATUS_OUT_OF_MEMORY, 20);
-    std::fprintf(stderr, "child: as expected: %s\n", bsrmm_last_error());
-    set_address_space_limit(-1);
-    CHILD_CHECK(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, nullptr) == BSRMM_STATUS_SUCCESS, 21);
-    const Expected expected = reference_matmul(host.to_dense(), host.rows, host.cols, BSRMM_OP_NONE, b, c, 1.0,
-                                               0.0, nullptr, BSRMM_ACTIVATION_NONE);
-    for (int64_t i = 0; i < host.rows; ++i) {
-      for (int64_t j = 0; j < 8; ++j) {
-        const double want = expected.value[static_cast<size_t>(i * 8 + j)];
-        const double bound = 2e-5 * expected.magnitude[static_cast<size_t>(i * 8 + j)] + 0x1p-11 * std::fabs(want);
-        CHILD_CHECK(std::fabs(c.get(i, j) - want) <= bound, 22);
-      }
-    }
-    return 0;
-  });
+  in_fresh_process("FaultsInAFreshProcess.MultiplyOutOfMemory");
+}
+
+TEST(FaultsInAFreshProcess, CreateOutOfMemory) {
+  ONLY_IN_THE_CHILD();
+  // 256 MiB of caller values the library must copy: reserved, never touched before the copy.
+  const size_t bytes = size_t{256} << 20;
+  void* values = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(values, MAP_FAILED);
+  const int32_t blocks = static_cast<int32_t>(bytes / (256 * 256 * sizeof(float)));  // 1024
+  std::vector<int32_t> row_ptr{0, blocks}, col_idx(static_cast<size_t>(blocks));
+  for (int32_t i = 0; i < blocks; ++i) col_idx[static_cast<size_t>(i)] = i;
+  const bsrmm_bsr_desc desc{256, int64_t{blocks} * 256, 256, 256, blocks, row_ptr.data(), col_idx.data(),
+                            BSRMM_INDEX_I32, values, BSRMM_DTYPE_F32, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+  Context ctx;
+
+  set_address_space_limit(address_space_bytes() + (int64_t{64} << 20));
+  bsrmm_matrix_t matrix = nullptr;
+  const bsrmm_status status = bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix);
+  const std::string message = bsrmm_last_error();
+  set_address_space_limit(-1);
+  EXPECT_EQ(status, BSRMM_STATUS_OUT_OF_MEMORY) << message;
+  EXPECT_EQ(matrix, nullptr);
+  EXPECT_NE(message.find("memory"), std::string::npos) << message;
+  std::printf("[ fault    ] as expected: %s\n", message.c_str());
+
+  ASSERT_EQ(bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+  bsrmm_matrix_destroy(matrix);
+  munmap(values, bytes);
+}
+
+TEST(FaultsInAFreshProcess, MultiplyOutOfMemory) {
+  ONLY_IN_THE_CHILD();
+  // The first A^T multiply builds A^T (as large as A's 16 MiB of values) in the matrix's plan.
+  Random rng(8);
+  const HostBsr host = random_bsr(rng, 32, 32, 64, 64, 1.0, BSRMM_DTYPE_F32);
+  Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+  ctx.set_num_threads(1);
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix a(ctx, desc);
+  HostDense b(host.rows, 8, BSRMM_DTYPE_F32), c(host.cols, 8, BSRMM_DTYPE_F32);
+  for (int64_t i = 0; i < host.rows; ++i)
+    for (int64_t j = 0; j < 8; ++j) b.set(i, j, rng.uniform(-1, 1));
+  const HostDense c_before = c;
+  bsrmm_dense bd = b.desc(), cd = c.desc();
+  bsrmm_matmul_options options = matmul_options();
+  options.op_a = BSRMM_OP_TRANSPOSE;
+  // Room for everything this multiply touches besides A^T, then the limit.
+  set_address_space_limit(address_space_bytes() + (int64_t{4} << 20));
+  const bsrmm_status status = bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, &options);
+  const std::string message = bsrmm_last_error();
+  set_address_space_limit(-1);
+  ASSERT_EQ(status, BSRMM_STATUS_OUT_OF_MEMORY) << message;
+  std::printf("[ fault    ] as expected: %s\n", message.c_str());
+
+  ASSERT_EQ(bsrmm_matmul(ctx.get(), a.get(), &bd, &cd, &options), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+  expect_matches(c, reference_matmul(host.to_dense(), host.rows, host.cols, BSRMM_OP_TRANSPOSE, b, c_before, 1.0,
+                                     0.0, nullptr, BSRMM_ACTIVATION_NONE),
+                 "A^T multiply after running out of memory");
 }
 
 #else
