@@ -16,6 +16,7 @@ function rejects(fn, code, pattern) {
 
 const good = () => ({ rows: 4, cols: 4, blockSize: 2, rowPtr: [0, 1, 2], colIdx: [0, 1], values: new Float32Array(8).fill(1) });
 const INVALID = "BSRMM_STATUS_INVALID_ARGUMENT";
+const UNSUPPORTED = "BSRMM_STATUS_UNSUPPORTED";
 
 test("wrong TypedArray types and lengths are caught in TypeScript", () => {
   rejects(() => BsrMatrix.fromBsr({ ...good(), values: [1, 2, 3] }), INVALID, /dtype is required/);
@@ -39,7 +40,11 @@ test("structure rules come from the core, with its message", () => {
 
 test("multiply operands are checked before the native call", async () => {
   const A = BsrMatrix.fromBsr(good());
-  rejects(() => matmulSync(A, new Float64Array(8)), INVALID, /B must be a Float32Array/);
+  // An array of another dtype is what the core calls mixed dtypes (UNSUPPORTED in every binding).
+  rejects(() => matmulSync(A, new Float64Array(8)), UNSUPPORTED, /mixed dtypes are not supported: A is f32, B is a Float64Array/);
+  rejects(() => matmulSync(A, new Float32Array(8), { beta: 1, c: new Uint16Array(8) }), UNSUPPORTED, /c is a Uint16Array/);
+  rejects(() => matmulSync(A, new Float32Array(8), { bias: new Float64Array(4) }), UNSUPPORTED, /bias is a Float64Array/);
+  rejects(() => matmulSync(A, [1, 2, 3, 4, 5, 6, 7, 8]), INVALID, /B must be a Float32Array/);
   rejects(() => matmulSync(A, { data: new Float32Array(6), rows: 3, cols: 2 }), INVALID, /B has 3 rows, op\(A\) \(4x4\) has 4 columns/);
   rejects(() => matmulSync(A, { data: new Float32Array(7), rows: 4, cols: 2 }), INVALID, /B has 7 elements/);
   rejects(() => matmulSync(A, new Float32Array(8), { beta: 1 }), INVALID, /needs the existing C/);
@@ -49,7 +54,7 @@ test("multiply operands are checked before the native call", async () => {
   rejects(() => matmulSync(A, new Float32Array(8), { activation: "tanh" }), INVALID, /activation = "tanh"/);
   rejects(() => matmulSync(A, new Float32Array(8), { layout: "diagonal" }), INVALID, /layout = "diagonal"/);
   // The Promise form rejects rather than throwing synchronously.
-  await assert.rejects(matmul(A, new Float64Array(8)), (e) => e instanceof BsrmmError && e.code === INVALID);
+  await assert.rejects(matmul(A, new Float64Array(8)), (e) => e instanceof BsrmmError && e.code === UNSUPPORTED);
 });
 
 test("a CUDA device without a GPU is NO_DEVICE", (t) => {

@@ -2,7 +2,7 @@
 //   f32 -> Float32Array, f64 -> Float64Array,
 //   f16 -> Uint16Array (IEEE half bits) or Float16Array where the runtime has it,
 //   bf16 -> Uint16Array (bfloat16 bits).
-import { invalid } from "./errors.js";
+import { invalid, unsupported } from "./errors.js";
 
 export type DType = "f32" | "f64" | "f16" | "bf16";
 
@@ -36,14 +36,18 @@ export function impliedDType(array: unknown): DType | undefined {
   return undefined;
 }
 
-/** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
-export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
-  const ok =
+function holds(array: unknown, dtype: DType): boolean {
+  return (
     (dtype === "f32" && array instanceof Float32Array) ||
     (dtype === "f64" && array instanceof Float64Array) ||
     (dtype === "f16" && (array instanceof Uint16Array || isFloat16Array(array))) ||
-    (dtype === "bf16" && array instanceof Uint16Array);
-  if (!ok) {
+    (dtype === "bf16" && array instanceof Uint16Array)
+  );
+}
+
+/** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
+export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
+  if (!holds(array, dtype)) {
     const expected = {
       f32: "a Float32Array",
       f64: "a Float64Array",
@@ -53,6 +57,19 @@ export function checkArray(array: unknown, dtype: DType, what: string): DenseArr
     throw invalid(`${what} must be ${expected} for dtype ${dtype}, got ${describe(array)}`);
   }
   return array as DenseArray;
+}
+
+/**
+ * checkArray for a multiply operand of a `dtype` matrix: an array of another element type is
+ * the core's UNSUPPORTED "mixed dtypes" (what every binding reports), anything else that is not
+ * a `dtype` array INVALID_ARGUMENT.
+ */
+export function checkOperand(array: unknown, dtype: DType, what: string): DenseArray {
+  const elements = array instanceof Float32Array || array instanceof Float64Array || array instanceof Uint16Array || isFloat16Array(array);
+  if (elements && !holds(array, dtype)) {
+    throw unsupported(`mixed dtypes are not supported: A is ${dtype}, ${what} is ${describe(array)}`);
+  }
+  return checkArray(array, dtype, what);
 }
 
 export function describe(value: unknown): string {

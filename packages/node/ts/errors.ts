@@ -25,6 +25,11 @@ export function invalid(message: string): BsrmmError {
   return new BsrmmError("BSRMM_STATUS_INVALID_ARGUMENT", message);
 }
 
+/** What the core reports for a valid request it does not provide (e.g. mixed dtypes). */
+export function unsupported(message: string): BsrmmError {
+  return new BsrmmError("BSRMM_STATUS_UNSUPPORTED", message);
+}
+
 // The addon reports failures as "<C status name>: <message>".
 const NATIVE_ERROR = /^(BSRMM_STATUS_[A-Z_]+): ([\s\S]*)$/;
 

@@ -1,7 +1,7 @@
 // matmul: C = alpha * op(A) * B + beta * C (+ per-row bias, activation), off the main thread
 // (Promise) or on it (matmulSync).
 import native, { type NativeMatmulOptions } from "./native.js";
-import { bytes, checkArray, toPublic, type DenseArray } from "./dtype.js";
+import { bytes, checkOperand, toPublic, type DenseArray } from "./dtype.js";
 import { fromNative, invalid, native as call } from "./errors.js";
 import type { BsrMatrix } from "./matrix.js";
 import { checkLayout, checkSize, type Layout } from "./shape.js";
@@ -52,7 +52,7 @@ function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions = {
   const [rows, cols] = a.shape;
   const [m, k] = transpose ? [cols, rows] : [rows, cols];
   const dense: Dense = ArrayBuffer.isView(b) ? { data: b as DenseArray, rows: k, cols: k === 0 ? 0 : b.length / k } : (b as Dense);
-  const data = checkArray(dense.data, a.dtype, "B");
+  const data = checkOperand(dense.data, a.dtype, "B");
   const bRows = checkSize(dense.rows, "B rows");
   const bCols = checkSize(dense.cols, "B cols");
   if (bRows !== k) {
@@ -66,13 +66,13 @@ function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions = {
   let c: Uint8Array | undefined;
   if (beta !== 0) {
     if (options.c === undefined) throw invalid(`beta = ${beta} needs the existing C in options.c`);
-    const cArray = checkArray(options.c, a.dtype, "c");
+    const cArray = checkOperand(options.c, a.dtype, "c");
     if (cArray.length !== m * bCols) throw invalid(`c has ${cArray.length} elements, C is ${m}x${bCols} (${m * bCols})`);
     c = bytes(cArray);
   }
   let bias: Uint8Array | undefined;
   if (options.bias !== undefined) {
-    const biasArray = checkArray(options.bias, a.dtype, "bias");
+    const biasArray = checkOperand(options.bias, a.dtype, "bias");
     if (biasArray.length !== m) throw invalid(`bias has ${biasArray.length} elements, C has ${m} rows`);
     bias = bytes(biasArray);
   }
