@@ -50,7 +50,9 @@ test("multiply operands are checked before the native call", async () => {
   rejects(() => matmulSync(A, new Float32Array(8), { beta: 1 }), INVALID, /needs the existing C/);
   rejects(() => matmulSync(A, new Float32Array(8), { beta: 1, c: new Float32Array(3) }), INVALID, /c has 3 elements/);
   rejects(() => matmulSync(A, new Float32Array(8), { bias: new Float32Array(3) }), INVALID, /bias has 3 elements/);
-  rejects(() => matmulSync(A, new Float32Array(8), { alpha: NaN }), INVALID, /alpha = NaN/);
+  rejects(() => matmulSync(A, new Float32Array(8), { alpha: "2" }), INVALID, /alpha = "2" must be a number/);
+  // NaN is a number: it propagates (IEEE), as through the core and every other binding.
+  assert.ok(Array.from(matmulSync(A, new Float32Array(8).fill(1), { alpha: NaN })).every(Number.isNaN));
   rejects(() => matmulSync(A, new Float32Array(8), { activation: "tanh" }), INVALID, /activation = "tanh"/);
   rejects(() => matmulSync(A, new Float32Array(8), { layout: "diagonal" }), INVALID, /layout = "diagonal"/);
   // The Promise form rejects rather than throwing synchronously.

@@ -34,9 +34,11 @@ export interface MatmulOptions {
 
 const ACTIVATIONS: readonly Activation[] = ["none", "relu", "gelu", "silu"];
 
-function finite(value: unknown, what: string, fallback: number): number {
+// NaN and +-Infinity are numbers: the core scales by them and IEEE propagates them, as in every
+// other binding.
+function scalar(value: unknown, what: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw invalid(`${what} = ${String(value)} must be a finite number`);
+  if (typeof value !== "number") throw invalid(`${what} = ${JSON.stringify(value)} must be a number`);
   return value;
 }
 
@@ -61,8 +63,8 @@ function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions = {
   if (data.length !== bRows * bCols) throw invalid(`B has ${data.length} elements, a ${bRows}x${bCols} matrix needs ${bRows * bCols}`);
   const bLayout = checkLayout(dense.layout, "B layout");
   const outLayout = checkLayout(options.layout, "layout");
-  const alpha = finite(options.alpha, "alpha", 1);
-  const beta = finite(options.beta, "beta", 0);
+  const alpha = scalar(options.alpha, "alpha", 1);
+  const beta = scalar(options.beta, "beta", 0);
   let c: Uint8Array | undefined;
   if (beta !== 0) {
     if (options.c === undefined) throw invalid(`beta = ${beta} needs the existing C in options.c`);
