@@ -83,6 +83,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
                                op_a.values().data(),
                                schedule.device_row_order.as<const int32_t>(),
                                op_a.dtype()};
+  cuda_args_.a_dense = &dense_copy_;
   cuda_args_.b = cuda::DenseView{b.data, b.rows, b.cols, b.ld, b.layout, b.dtype};
   cuda_args_.c = cuda::DenseView{c.data, c.rows, c.cols, c.ld, c.layout, c.dtype};
   cuda_args_.alpha = options.alpha;
@@ -96,6 +97,10 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
 #endif
 }
+
+#if BSRMM_WITH_CUDA
+const void* Execution::PlanDenseCopy::get(void* stream) { return a_.plan().dense_values(a_, stream); }
+#endif
 
 std::string Execution::run(const tuner::Choice& choice) { return run_into(choice, c_); }
 

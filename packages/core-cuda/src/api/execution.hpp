@@ -28,6 +28,9 @@ class Execution final : public tuner::Trials {
   // operands are already checked against each other and C is not empty.
   Execution(bsrmm_context_s& ctx, const ContextSettings& settings, const matrix::BsrMatrix& op_a,
             const bsrmm_dense& b, const bsrmm_dense& c, const bsrmm_matmul_options& options);
+  // cuda_args_ points into this object (the dense copy).
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
 
   // Into the caller's C. An empty variant runs the heuristic's pick; threads 0 runs with the
   // context's setting. Returns the variant that ran.
@@ -59,6 +62,16 @@ class Execution final : public tuner::Trials {
 
   cpu::MatmulArgs cpu_args_{};
 #if BSRMM_WITH_CUDA
+  // The plan's dense copy of op(A), for the dense fallback: built only if a variant asks.
+  class PlanDenseCopy final : public cuda::DenseCopy {
+   public:
+    explicit PlanDenseCopy(const matrix::BsrMatrix& a) : a_(a) {}
+    const void* get(void* stream) override;
+
+   private:
+    const matrix::BsrMatrix& a_;
+  };
+  PlanDenseCopy dense_copy_{op_a_};
   cuda::MatmulArgs cuda_args_{};
 #endif
   bool have_candidates_ = false;

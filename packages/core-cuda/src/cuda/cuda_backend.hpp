@@ -61,8 +61,21 @@ struct DenseView {
   bsrmm_dtype dtype;
 };
 
+// op(A) as one dense row-major array (a.block_row_count * block_height rows, ld = its
+// a.block_col_count * block_width columns, A's dtype, zeros outside the blocks), for the dense
+// fallback variants. The matrix's plan owns it: built on the first get() (which waits for
+// `stream`), freed with the matrix. Like the matrix, it never changes once built.
+class DenseCopy {
+ public:
+  virtual const void* get(void* stream) = 0;
+
+ protected:
+  ~DenseCopy() = default;
+};
+
 struct MatmulArgs {
   BsrView a;
+  DenseCopy* a_dense;  // null: no dense copy for this call (the dense fallback declines)
   DenseView b;  // a.block_col_count * block_width rows
   DenseView c;  // a.block_row_count * block_height rows, b.cols cols
   double alpha;           // double, as the C ABI passes them: the f64 kernel needs every bit
@@ -94,6 +107,13 @@ struct DeviceIdentity {
 };
 // Read once per ordinal.
 DeviceIdentity device_identity(int ordinal);
+
+// Writes op(A) densely for the plan: `dst` (block_rows * block_height rows of block_cols *
+// block_width elements, row-major, dtype) is zeroed, then receives every block at its place.
+// Device arrays.
+void densify_blocks(const int32_t* row_ptr, const int32_t* col_idx, const void* values,
+                    int64_t block_rows, int64_t block_cols, int32_t block_height,
+                    int32_t block_width, bsrmm_dtype dtype, void* dst, int device, void* stream);
 
 // Writes the transposed matrix's values: dst block t = transpose(src block src_block[t]), each
 // block_height x block_width source block becoming block_width x block_height. Device arrays.

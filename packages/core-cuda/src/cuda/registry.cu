@@ -1,10 +1,13 @@
-// The CUDA variant registry: every compiled variant (generic, sm80, sm90), and matmul(), which
-// runs the forced variant or the heuristic's pick. The pick prefers the newest family that
-// supports the arguments (sm90 > sm80 > generic), then each family's own preference.
-// supporting_variants() lists every eligible variant in that order, for the tuner.
+// The CUDA variant registry: every compiled variant (generic, sm80, sm90, dense fallback), and
+// matmul(), which runs the forced variant or the heuristic's pick. The pick prefers the newest
+// sparse family that supports the arguments (sm90 > sm80 > generic), then each family's own
+// preference; the dense fallback goes before them, after them or nowhere by A's density
+// (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
+// order, for the tuner.
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "cuda_backend.hpp"
+#include "dense_fallback/heuristic.hpp"
 #include "runtime/device_guard.hpp"
 #include "runtime/device_traits.hpp"
 #include "variant.hpp"
@@ -19,7 +22,7 @@ namespace {
 const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
     std::vector<Variant> list;
-    for (auto family : {&sm90_variants, &sm80_variants, &generic_variants}) {
+    for (auto family : {&sm90_variants, &sm80_variants, &generic_variants, &dense_fallback_variants}) {
       std::vector<Variant> part = family();
       list.insert(list.end(), part.begin(), part.end());
     }
@@ -33,6 +36,18 @@ int family_rank(const std::string& name) {
   if (view.substr(0, 5) == "sm90_") return 2;
   if (view.substr(0, 5) == "sm80_") return 1;
   return 0;
+}
+
+bool is_dense_fallback(const std::string& name) { return name.rfind("dense_", 0) == 0; }
+
+dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_sparse_rank) {
+  const BsrView& a = args.a;
+  const double blocks = double(a.block_row_count) * double(a.block_col_count);
+  const double density = blocks > 0 ? double(a.nnzb) / blocks : 0.0;
+  const auto family = best_sparse_rank == 2   ? dense_fallback::SparseFamily::sm90
+                      : best_sparse_rank == 1 ? dense_fallback::SparseFamily::sm80
+                                              : dense_fallback::SparseFamily::generic;
+  return dense_fallback::placement(density, a.dtype, a.block_height, a.block_width, family);
 }
 
 // The facts a variant's supports() looks at, for an UNSUPPORTED message a user can act on.
@@ -49,7 +64,8 @@ std::string describe(const MatmulArgs& args, const DeviceTraits& device) {
 }
 
 // Every variant that supports the arguments, best first: newest family, then preference, then
-// registry order (the heuristic's pick is the front; the tuner measures them all).
+// registry order, with the dense fallback first, last or left out by A's density (the
+// heuristic's pick is the front; the tuner measures them all).
 std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const DeviceTraits& device) {
   struct Ranked {
     const Variant* variant;
@@ -57,7 +73,12 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
     int preference;
   };
   std::vector<Ranked> ranked;
+  std::vector<const Variant*> dense;
   for (const Variant& candidate : all_variants()) {
+    if (is_dense_fallback(candidate.name)) {
+      dense.push_back(&candidate);
+      continue;
+    }
     if (!candidate.supports(args, device)) continue;
     ranked.push_back({&candidate, family_rank(candidate.name), candidate.preference(args, device)});
   }
@@ -66,6 +87,17 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
   });
   std::vector<const Variant*> variants;
   for (const Ranked& entry : ranked) variants.push_back(entry.variant);
+  const int best_sparse_rank = ranked.empty() ? 0 : ranked.front().rank;
+  // Placed before asking supports(): a problem far too sparse for it never loads cuBLASLt.
+  const dense_fallback::Placement placement = dense_placement(args, best_sparse_rank);
+  for (const Variant* variant : dense) {
+    if (placement == dense_fallback::Placement::skip || !variant->supports(args, device)) continue;
+    if (placement == dense_fallback::Placement::first) {
+      variants.insert(variants.begin(), variant);
+    } else {
+      variants.push_back(variant);
+    }
+  }
   return variants;
 }
 
@@ -84,9 +116,12 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
   if (!variant.empty()) {
     for (const Variant& candidate : all_variants()) {
       if (candidate.name != variant) continue;
-      if (!candidate.supports(args, device))
+      if (!candidate.supports(args, device)) {
+        const std::string why = candidate.refusal ? candidate.refusal(args, device) : "";
         detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant,
-                     "' does not support these arguments: ", describe(args, device));
+                     "' does not support these arguments: ", describe(args, device),
+                     why.empty() ? "" : ": ", why);
+      }
       candidate.launch(args, device);
       return candidate.name;
     }
@@ -99,8 +134,18 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "no CUDA kernel supports these arguments: ",
                  describe(args, device),
                  device.cc_major < 8 ? "; bsrmm's CUDA kernels need compute capability 8.0+" : "");
-  ranked.front()->launch(args, device);
-  return ranked.front()->name;
+  // The dense fallback needs memory for its copy of A and its scratch; where the device has none
+  // left, the next choice (a sparse kernel) runs instead. It fails before writing C.
+  for (std::size_t i = 0;; ++i) {
+    try {
+      ranked[i]->launch(args, device);
+      return ranked[i]->name;
+    } catch (const detail::Error& error) {
+      if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY || !is_dense_fallback(ranked[i]->name) ||
+          i + 1 == ranked.size())
+        throw;
+    }
+  }
 }
 
 std::vector<std::string> supporting_variants(const MatmulArgs& args) {

@@ -26,10 +26,14 @@ struct Variant {
   void (*launch)(const MatmulArgs& args, const DeviceTraits& device);
   // Larger is preferred by the untuned heuristic among supporting variants.
   int (*preference)(const MatmulArgs& args, const DeviceTraits& device);
+  // Optional: why supports() refuses these arguments, for the UNSUPPORTED message of a forced
+  // variant ("" when it does not refuse).
+  std::string (*refusal)(const MatmulArgs& args, const DeviceTraits& device) = nullptr;
 };
 
 std::vector<Variant> generic_variants();  // src/cuda/generic/: any dtype, block shape, layout
 std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async pipelines
 std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
+std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
 
 }  // namespace bsrmm::cuda

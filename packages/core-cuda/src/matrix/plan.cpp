@@ -1,5 +1,6 @@
 #include "plan.hpp"
 
+#include "../common/checked_math.hpp"
 #include "../common/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
@@ -177,6 +178,31 @@ const float* Plan::values_f32(const BsrMatrix& matrix) {
     values_f32_ = std::move(converted);
   }
   return values_f32_->as<const float>();
+}
+
+const void* Plan::dense_values(const BsrMatrix& matrix, void* stream) {
+  const bsrmm_device device = matrix.device();
+  if (device.type != BSRMM_DEVICE_CUDA)
+    detail::fail(BSRMM_STATUS_INTERNAL, "dense values requested for a matrix on ", detail::describe(device));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dense_values_) {
+#if BSRMM_WITH_CUDA
+    const BsrShape& shape = matrix.shape();
+    const size_t bytes = detail::checked_bytes(
+        detail::checked_mul(shape.rows, shape.cols, "the dense copy of A"),
+        detail::element_size(matrix.dtype()), "the dense copy of A");
+    auto dense = std::make_unique<Buffer>(Buffer::allocate(bytes, device));
+    cuda::densify_blocks(matrix.device_row_ptr().as<const int32_t>(),
+                         matrix.device_col_idx().as<const int32_t>(), matrix.values().data(),
+                         shape.block_row_count, shape.block_col_count, shape.block_height,
+                         shape.block_width, matrix.dtype(), dense->data(), device.ordinal, stream);
+    detail::synchronize(device, stream);
+    dense_values_ = std::move(dense);
+#else
+    detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
+#endif
+  }
+  return dense_values_->data();
 }
 
 }  // namespace bsrmm::matrix

@@ -1,6 +1,7 @@
 // What a multiply needs beyond the matrix itself, derived once per matrix and cached (the way a
 // weight matrix is reused): the transposed matrix for op_a = TRANSPOSE, the block-row schedule,
-// and f32 values for the CPU fast path on half-precision matrices. Each part is built on first
+// f32 values for the CPU fast path on half-precision matrices, and a dense copy for the GPU's
+// dense fallback. Each part is built on first
 // use under a mutex, so concurrent multiplies on one matrix build it once.
 #pragma once
 
@@ -44,12 +45,17 @@ class Plan {
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
   // and bf16. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);
+  // The whole matrix as one dense row-major array (rows x cols, ld = cols, zeros outside the
+  // blocks) on the matrix's CUDA device, for the dense fallback: rows * cols elements of device
+  // memory for the matrix's lifetime. Matrices never change their values, so it stays valid.
+  const void* dense_values(const BsrMatrix& matrix, void* stream);
 
  private:
   std::mutex mutex_;
   std::unique_ptr<Schedule> schedule_;
   std::unique_ptr<BsrMatrix> transposed_;
   std::unique_ptr<detail::Buffer> values_f32_;
+  std::unique_ptr<detail::Buffer> dense_values_;
 };
 
 }  // namespace bsrmm::matrix

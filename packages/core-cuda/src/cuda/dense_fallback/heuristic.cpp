@@ -1,0 +1,60 @@
+#include "heuristic.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bsrmm::cuda::dense_fallback {
+namespace {
+
+struct Point {
+  double log2_block;  // log2 of sqrt(block area)
+  double density;
+};
+
+// Fitted from the H100 grid (M = K = 8192, N = 4096, f16, 2026-11-22): dense cuBLAS took
+// 0.71 ms (774 TFLOPS), so the dense product wins where a sparse kernel's effective rate is
+// below 774 * density. Crossings, interpolated between the measured densities
+// 0.05 / 0.125 / 0.25 / 0.5 (docs/perf-log.md):
+//  - sm90 (bench grid, packages/bench/results/h100-sxm-2026-11-22-grid.json): b16 66/72/101/165
+//    TFLOPS -> 0.09; b32 111/131/170/260 -> 0.20; b64 341/396/394/421 -> 0.55 (421 vs 387 at
+//    0.5); b128 395/560/626/637, flat near 650 -> 0.84.
+//  - sm80 (perf-log "v0.1 sm80 path"): b16 63/71/75/78 -> 0.09; b32 107/126/136/142 -> 0.17;
+//    b64 159/211/237/248 -> 0.31; b128 195/275/303/323 -> 0.41.
+//  - generic: not measured; the sm80 values (the generic kernel is slower still, so this
+//    errs towards the sparse kernel).
+constexpr Point kSm90[] = {{4, 0.09}, {5, 0.20}, {6, 0.55}, {7, 0.84}};
+constexpr Point kSm80[] = {{4, 0.09}, {5, 0.17}, {6, 0.31}, {7, 0.41}};
+
+template <std::size_t Count>
+double interpolate(const Point (&table)[Count], double log2_block) {
+  if (log2_block <= table[0].log2_block) return table[0].density;
+  for (std::size_t i = 1; i < Count; ++i) {
+    if (log2_block <= table[i].log2_block) {
+      const Point& lo = table[i - 1];
+      const Point& hi = table[i];
+      const double t = (log2_block - lo.log2_block) / (hi.log2_block - lo.log2_block);
+      return lo.density + t * (hi.density - lo.density);
+    }
+  }
+  return table[Count - 1].density;
+}
+
+}  // namespace
+
+double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family) {
+  const double area = std::max(1.0, double(block_height) * double(block_width));
+  const double log2_block = 0.5 * std::log2(area);
+  return family == SparseFamily::sm90 ? interpolate(kSm90, log2_block)
+                                      : interpolate(kSm80, log2_block);
+}
+
+Placement placement(double density, bsrmm_dtype dtype, int32_t block_height, int32_t block_width,
+                    SparseFamily family) {
+  const double even = break_even_density(block_height, block_width, family);
+  const bool measured = dtype == BSRMM_DTYPE_F16 || dtype == BSRMM_DTYPE_BF16;
+  if (measured && density >= even) return Placement::first;
+  if (density >= 0.5 * even) return Placement::last;
+  return Placement::skip;
+}
+
+}  // namespace bsrmm::cuda::dense_fallback

@@ -1,0 +1,31 @@
+// When the dense fallback should run: one dense GEMM over the whole of op(A) costs the same at
+// every density, while the sparse kernels cost in proportion to the stored blocks, so above some
+// density the dense product wins. Host code with no CUDA dependency (tested on the CPU).
+#pragma once
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstdint>
+
+namespace bsrmm::cuda::dense_fallback {
+
+// The family of the sparse kernel that would run instead (the registry's best supporting one).
+enum class SparseFamily { generic, sm80, sm90 };
+
+// Density (stored blocks / all blocks of A) at which the dense GEMM and the family's sparse
+// kernels take the same time, for f16/bf16 with a large N. Between the measured block sizes the
+// value is interpolated in log2(sqrt(block area)); outside them it is clamped.
+double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family);
+
+enum class Placement {
+  skip,   // far below the break-even: not even timed (the dense copy would only cost memory)
+  last,   // a candidate the tuner times after the sparse kernels
+  first,  // the untuned default
+};
+
+// f16/bf16 at or above the break-even: first. Any dtype at or above half of it: last (the tuner
+// decides; no measurement backs a default for f32/tf32/f64). Below: skip.
+Placement placement(double density, bsrmm_dtype dtype, int32_t block_height, int32_t block_width,
+                    SparseFamily family);
+
+}  // namespace bsrmm::cuda::dense_fallback

@@ -1,0 +1,158 @@
+#include "nonfinite_columns.hpp"
+
+#include "../common/epilogue_math.hpp"
+#include "../runtime/cuda_check.hpp"
+#include "sparse_dot.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+namespace bsrmm::cuda::dense_fallback {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Each element's exponent field: all ones means NaN or an infinity, whatever the mantissa.
+template <typename Bits>
+constexpr Bits exponent_mask(bsrmm_dtype dtype);
+template <>
+constexpr uint16_t exponent_mask<uint16_t>(bsrmm_dtype dtype) {
+  return dtype == BSRMM_DTYPE_BF16 ? uint16_t(0x7F80) : uint16_t(0x7C00);
+}
+template <>
+constexpr uint32_t exponent_mask<uint32_t>(bsrmm_dtype) { return 0x7F800000u; }
+template <>
+constexpr uint64_t exponent_mask<uint64_t>(bsrmm_dtype) { return 0x7FF0000000000000ull; }
+
+__device__ void flag_column(const ColumnFlags& out, int64_t column) {
+  if (atomicExch(out.flags + column, 1) == 0) out.list[atomicAdd(out.count, 1)] = int32_t(column);
+}
+
+// B as `lines` contiguous runs of `length` elements `ld` apart (rows of a row-major B, columns of
+// a column-major one). A thread reads 16 bytes of a run in every line of its stride; the column
+// of an element is its position in the run (row-major) or its line (column-major).
+template <typename Bits>
+__global__ void __launch_bounds__(kThreads)
+    find_nonfinite_kernel(const Bits* b, int64_t lines, int64_t length, int64_t ld,
+                          bool column_is_position, bool vector_loads, Bits exponent, ColumnFlags out) {
+  constexpr int kPer = 16 / sizeof(Bits);
+  const int64_t start = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * kPer;
+  if (start >= length) return;
+  const bool whole = vector_loads && start + kPer <= length;
+  uint32_t seen = 0;  // bit e: element start + e was non-finite in some line
+  for (int64_t line = blockIdx.y; line < lines; line += gridDim.y) {
+    const Bits* run = b + line * ld + start;
+    union {
+      uint4 vector;
+      Bits element[kPer];
+    } v;
+    if (whole) {
+      v.vector = __ldg(reinterpret_cast<const uint4*>(run));
+    } else {
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) v.element[e] = start + e < length ? run[e] : Bits(0);
+    }
+    uint32_t here = 0;
+#pragma unroll
+    for (int e = 0; e < kPer; ++e)
+      if ((v.element[e] & exponent) == exponent) here |= 1u << e;
+    if (here != 0) {
+      if (column_is_position) {
+        seen |= here;
+      } else {
+        flag_column(out, line);
+      }
+    }
+  }
+  for (int e = 0; e < kPer; ++e)
+    if ((seen >> e) & 1u) flag_column(out, start + e);
+}
+
+template <typename Bits>
+void launch_find(const MatmulArgs& args, const ColumnFlags& flags, int sm_count, cudaStream_t stream) {
+  constexpr int kPer = 16 / sizeof(Bits);
+  const bool row_major = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  const int64_t lines = row_major ? args.b.rows : args.b.cols;
+  const int64_t length = row_major ? args.b.cols : args.b.rows;
+  const bool vector_loads = reinterpret_cast<uintptr_t>(args.b.data) % 16 == 0 &&
+                            (args.b.ld * int64_t(sizeof(Bits))) % 16 == 0;
+  const int64_t threads_per_line = (length + kPer - 1) / kPer;
+  const int64_t x = (threads_per_line + kThreads - 1) / kThreads;
+  // Enough CTAs to keep every SM streaming (8 each), each walking several lines.
+  const int64_t y = std::clamp<int64_t>(int64_t(sm_count) * 8 / std::max<int64_t>(x, 1), 1,
+                                        std::min<int64_t>(lines, 65535));
+  const dim3 grid(unsigned(std::min<int64_t>(x, INT32_MAX)), unsigned(y));
+  find_nonfinite_kernel<Bits><<<grid, kThreads, 0, stream>>>(
+      static_cast<const Bits*>(args.b.data), lines, length, args.b.ld, row_major, vector_loads,
+      exponent_mask<Bits>(args.b.dtype), flags);
+  check_launch("find_nonfinite_kernel");
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    repair_columns_kernel(SparseOperands<T> sparse, ColumnFlags flags, int64_t rows, T* c,
+                          int64_t ldc, bool c_col_major, typename Element<T>::Acc alpha) {
+  using Acc = typename Element<T>::Acc;
+  const int64_t total = int64_t(*flags.count) * rows;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = flags.list[e / rows];
+    const int64_t i = e % rows;
+    const Acc value = epilogue::finish(sparse_dot(sparse, i, j), alpha, Acc(0), Acc(0), Acc(0),
+                                       BSRMM_ACTIVATION_NONE);
+    c[c_col_major ? j * ldc + i : i * ldc + j] = Element<T>::from_acc(value);
+  }
+}
+
+template <typename T>
+void launch_repair(const MatmulArgs& args, const ColumnFlags& flags, int sm_count, cudaStream_t stream) {
+  using Acc = typename Element<T>::Acc;
+  // Few CTAs: when no column is flagged (the usual case) they read the count and leave.
+  repair_columns_kernel<T><<<unsigned(sm_count) * 4, kThreads, 0, stream>>>(
+      sparse_operands<T>(args), flags, args.c.rows, static_cast<T*>(args.c.data), args.c.ld,
+      args.c.layout == BSRMM_LAYOUT_COL_MAJOR, Acc(args.alpha));
+  check_launch("repair_columns_kernel");
+}
+
+}  // namespace
+
+std::size_t column_flags_bytes(int64_t columns) {
+  return (1 + 2 * std::size_t(columns)) * sizeof(int32_t);
+}
+
+ColumnFlags column_flags_at(void* scratch, int64_t columns) {
+  int32_t* words = static_cast<int32_t*>(scratch);
+  return {words, words + 1, words + 1 + columns};
+}
+
+void find_nonfinite_columns(const MatmulArgs& args, const ColumnFlags& flags, int sm_count,
+                            cudaStream_t stream) {
+  check_cuda(cudaMemsetAsync(flags.count, 0, (1 + std::size_t(args.b.cols)) * sizeof(int32_t), stream),
+             "cudaMemsetAsync(column flags)");
+  switch (args.b.dtype) {
+    case BSRMM_DTYPE_F16:
+    case BSRMM_DTYPE_BF16:
+      return launch_find<uint16_t>(args, flags, sm_count, stream);
+    case BSRMM_DTYPE_F32:
+      return launch_find<uint32_t>(args, flags, sm_count, stream);
+    case BSRMM_DTYPE_F64:
+      return launch_find<uint64_t>(args, flags, sm_count, stream);
+  }
+}
+
+void repair_columns(const MatmulArgs& args, const ColumnFlags& flags, int sm_count, cudaStream_t stream) {
+  switch (args.c.dtype) {
+    case BSRMM_DTYPE_F16:
+      return launch_repair<__half>(args, flags, sm_count, stream);
+    case BSRMM_DTYPE_BF16:
+      return launch_repair<__nv_bfloat16>(args, flags, sm_count, stream);
+    case BSRMM_DTYPE_F32:
+      return launch_repair<float>(args, flags, sm_count, stream);
+    case BSRMM_DTYPE_F64:
+      return launch_repair<double>(args, flags, sm_count, stream);
+  }
+}
+
+}  // namespace bsrmm::cuda::dense_fallback
