@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .patterns import PATTERN_KINDS
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 DEVICES = ("cpu", "cuda")
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
 
 # Relative Frobenius error allowed against the float64 reference (PERF.md, "How to measure").
 TOLERANCE = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "tf32": 1e-3, "float64": 1e-12}
@@ -25,6 +27,14 @@ _DEFAULTS = {
     "transpose_a": False,
     "seed": 1,
     "devices": ["cpu", "cuda"],
+    # The rest of C = activation(alpha * op(A) B + beta * C + bias) and the leading dimensions
+    # (minimum + pad): the conformance suite varies them; benchmark cases keep these defaults.
+    "alpha": 1,
+    "beta": 0,
+    "bias": False,
+    "activation": "none",
+    "pad_b": 0,
+    "pad_c": 0,
 }
 _FIELDS = {"m", "k", "n", "block", "dtype", "pattern", "note"} | set(_DEFAULTS)
 
@@ -45,6 +55,12 @@ class Case:
     seed: int
     devices: tuple[str, ...]
     note: str = ""
+    alpha: float = 1
+    beta: float = 0
+    bias: bool = False
+    activation: str = "none"
+    pad_b: int = 0
+    pad_c: int = 0
 
     @property
     def stored_shape(self) -> tuple[int, int]:
@@ -65,12 +81,28 @@ class Case:
     def tolerance(self) -> float:
         return TOLERANCE[self.precision]
 
+    @property
+    def ld_b(self) -> int:
+        """B's leading dimension: its minimum for the layout, plus pad_b."""
+        return (self.n if self.layout_b == "row" else self.k) + self.pad_b
+
+    @property
+    def ld_c(self) -> int:
+        return (self.n if self.layout_c == "row" else self.m) + self.pad_c
+
+    @property
+    def is_plain_product(self) -> bool:
+        """C = op(A) B with packed operands: what the benchmark times (every peer computes it)."""
+        return (self.alpha, self.beta, self.bias, self.activation, self.pad_b, self.pad_c) == (1, 0, False, "none", 0, 0)
+
     def to_json(self) -> dict:
         return {
             "id": self.id, "m": self.m, "k": self.k, "n": self.n, "block": list(self.block),
             "dtype": self.dtype, "f32_mode": self.f32_mode, "layout_b": self.layout_b,
             "layout_c": self.layout_c, "transpose_a": self.transpose_a, "pattern": self.pattern,
             "seed": self.seed, "devices": list(self.devices), "note": self.note,
+            "alpha": self.alpha, "beta": self.beta, "bias": self.bias, "activation": self.activation,
+            "pad_b": self.pad_b, "pad_c": self.pad_c,
         }
 
 
@@ -153,6 +185,15 @@ def make_case(fields: dict, where: str = "case") -> Case:
     _require(isinstance(pattern, dict) and pattern.get("kind") in PATTERN_KINDS, where,
              f"pattern.kind must be one of {PATTERN_KINDS}")
     pattern = {key: _canonical_number(value) for key, value in pattern.items()}
+    for name in ("alpha", "beta"):
+        value = fields[name]
+        _require(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value), where,
+                 f"{name} must be a finite number")
+    _require(isinstance(fields["bias"], bool), where, "bias must be true or false")
+    _require(fields["activation"] in ACTIVATIONS, where, f"activation must be one of {ACTIVATIONS}")
+    for name in ("pad_b", "pad_c"):
+        _require(isinstance(fields[name], int) and not isinstance(fields[name], bool) and fields[name] >= 0, where,
+                 f"{name} must be a non-negative integer")
     m, k = fields["m"], fields["k"]
     rows, cols = (k, m) if fields["transpose_a"] else (m, k)
     _require(rows % block[0] == 0 and cols % block[1] == 0, where,
@@ -162,6 +203,8 @@ def make_case(fields: dict, where: str = "case") -> Case:
         f32_mode=fields["f32_mode"], layout_b=fields["layout_b"], layout_c=fields["layout_c"],
         transpose_a=fields["transpose_a"], pattern=pattern, seed=fields["seed"],
         devices=tuple(devices), note=str(fields.get("note", "")),
+        alpha=_canonical_number(fields["alpha"]), beta=_canonical_number(fields["beta"]), bias=fields["bias"],
+        activation=fields["activation"], pad_b=fields["pad_b"], pad_c=fields["pad_c"],
     )
     return Case(**{**case.__dict__, "id": case_id(case)})
 
@@ -186,6 +229,19 @@ def case_id(case: Case) -> str:
     if case.transpose_a:
         pieces.append("tA")
     pieces.append(f"s{case.seed}")
+    # Conformance fields, only where they differ from a plain product (benchmark ids stay as they were).
+    if case.alpha != 1:
+        pieces.append(f"alpha{_number(case.alpha)}")
+    if case.beta != 0:
+        pieces.append(f"beta{_number(case.beta)}")
+    if case.bias:
+        pieces.append("bias")
+    if case.activation != "none":
+        pieces.append(case.activation)
+    if case.pad_b:
+        pieces.append(f"pb{case.pad_b}")
+    if case.pad_c:
+        pieces.append(f"pc{case.pad_c}")
     return "_".join(pieces)
 
 

@@ -22,6 +22,7 @@ STREAM_ROW_ORDER = 2
 STREAM_A = 3
 STREAM_B = 4
 STREAM_C = 5
+STREAM_BIAS = 6
 SET_STRIDE = 16
 
 # Elements generated per numpy pass: bounds the temporaries (~8 arrays of 8 bytes each per

@@ -76,6 +76,16 @@ def run_suite(
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"bench-{suite}-{started.strftime('%Y%m%d-%H%M%S')}.json"
 
+    # alpha, beta, bias, activations and padded leading dimensions exist for the conformance
+    # checks (packages/conformance); the peers compute only C = op(A) B, so those are not timed.
+    conformance_only = [c.id for c in selected if not c.is_plain_product]
+    if conformance_only:
+        doc["skipped"].append({"device": "/".join(wanted), "cases": conformance_only,
+                               "reason": "conformance-only case (alpha, beta, bias, activation or padded ld): "
+                                         "the benchmark times C = op(A) B"})
+        log(f"skipping {len(conformance_only)} conformance-only case(s)")
+        selected = [c for c in selected if c.is_plain_product]
+
     plan = []
     for device in wanted:
         on_device = [c for c in selected if device in c.devices]

@@ -66,6 +66,27 @@ def test_case_id_format():
     assert c.stored_shape == (128, 64) and c.block_grid == (8, 2) and c.tolerance == 1e-3
 
 
+def test_conformance_fields_extend_the_id_only_when_set():
+    plain = make(layout_c="col")
+    assert plain.is_plain_product and plain.ld_b == 8 and plain.ld_c == 64
+    c = make(layout_c="col", alpha=1.5, beta=-0.5, bias=True, activation="gelu", pad_b=3, pad_c=2)
+    assert c.id == plain.id + "_alpha1.5_beta-0.5_bias_gelu_pb3_pc2"
+    assert not c.is_plain_product and c.ld_b == 11 and c.ld_c == 66
+    assert make(alpha=2.0).id.endswith("_s1_alpha2")
+
+
+def test_the_bench_skips_conformance_only_cases(tmp_path):
+    (tmp_path / "mixed.json").write_text(json.dumps({"cases": [
+        {"m": 16, "k": 16, "n": 4, "block": 8, "dtype": "float32", "devices": ["cpu"],
+         "pattern": {"kind": "uniform", "density": 0.5}, "vary": [["beta", [0, 1]]]}]}))
+    from bsrmm_bench import runner
+
+    doc, _ = runner.run_suite("mixed", out_dir=tmp_path / "out", devices=["cpu"], cases_dir=tmp_path,
+                              implementations=lambda device: [], log=lambda msg: None)
+    assert [c["id"] for c in doc["cases"]] == ["float32_16x16x4_b8x8_uniform-d0.5_rr_s1"]
+    assert doc["skipped"][0]["cases"] == ["float32_16x16x4_b8x8_uniform-d0.5_rr_s1_beta1"]
+
+
 @pytest.mark.parametrize("fields,message", [
     ({"m": 60}, "divisible"),
     ({"dtype": "int8"}, "dtype"),
@@ -74,6 +95,11 @@ def test_case_id_format():
     ({"devices": []}, "devices"),
     ({"colour": 1}, "unknown field"),
     ({"pattern": {"kind": "zigzag"}}, "pattern.kind"),
+    ({"alpha": float("nan")}, "alpha must be a finite number"),
+    ({"beta": "1"}, "beta must be a finite number"),
+    ({"bias": 1}, "bias must be true or false"),
+    ({"activation": "tanh"}, "activation must be one of"),
+    ({"pad_c": -1}, "pad_c must be a non-negative integer"),
 ])
 def test_bad_cases_say_what_is_wrong(fields, message):
     with pytest.raises(ValueError, match=message):
