@@ -76,6 +76,16 @@ bool bind_all(void* library, Api& api, std::string* missing) {
 Loaded load() {
   Loaded loaded;
   std::vector<std::string> names = kDefaultNames;
+#ifndef _WIN32
+  // A CUDA toolkit's lib64 is often not on the loader's path (e.g. /usr/local/cuda without an
+  // ldconfig entry): look there too, after the loader's own search.
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
+    const char* home = std::getenv(variable);
+    if (home == nullptr || *home == '\0') continue;
+    for (const std::string& name : kDefaultNames) names.push_back(std::string(home) + "/lib64/" + name);
+  }
+  for (const std::string& name : kDefaultNames) names.push_back("/usr/local/cuda/lib64/" + name);
+#endif
   if (const char* path = std::getenv("BSRMM_CUBLASLT"); path != nullptr && *path != '\0')
     names = {path};
   std::string tried;

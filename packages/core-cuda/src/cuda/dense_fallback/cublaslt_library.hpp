@@ -1,7 +1,8 @@
 // cuBLASLt, loaded at run time: bsrmm neither links it nor needs it installed. The library is
 // looked for once per process: $BSRMM_CUBLASLT (a path) when set, else libcublasLt.so.13, then
 // libcublasLt.so.12 on the loader's search path (a process that already loaded one, e.g. through
-// PyTorch, gets that one). Without it the dense fallback declines, saying why.
+// PyTorch, gets that one), then in the lib64 of $CUDA_HOME, $CUDA_PATH and /usr/local/cuda.
+// Without it the dense fallback declines, saying why.
 #pragma once
 
 #include "cublaslt_api.hpp"
