@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One command for the GPU machine: builds the core with CUDA and its tests, runs them (also under
-# compute-sanitizer), builds and tests the Python package, runs the benchmark and any carried
-# Rust/Node test binaries. Keeps going after a failed step; writes everything to OUT_DIR:
+# compute-sanitizer), builds and tests the Python package, runs the cross-binding conformance
+# matrix, the benchmark and any carried Rust/Node test binaries. Keeps going after a failed step;
+# writes everything to OUT_DIR:
 #
 #   gpu-check.log    every step's output, one after another, with a header per step
 #   gpu-check.json   [{"step", "status": "pass"|"fail"|"skip", "seconds", "note"}]
-#   (the benchmark writes its own results into OUT_DIR)
+#   (the benchmark writes its own results into OUT_DIR, the conformance matrix into OUT_DIR/conformance)
 #
 # and prints a short table last; exits non-zero if any step failed.
 #
@@ -30,7 +31,7 @@ OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 BUILD="${BSRMM_GPU_BUILD:-$ROOT/build/gpu-check}"
 JOBS="${BSRMM_JOBS:-$(nproc)}"
 SUITE="${BSRMM_BENCH_SUITE:-grid}"
-STEPS="${BSRMM_GPU_STEPS:-env build ctest timing memcheck racecheck synccheck python bench carried}"
+STEPS="${BSRMM_GPU_STEPS:-env build ctest timing memcheck racecheck synccheck python conformance bench carried}"
 LOG="$OUT_DIR/gpu-check.log"
 SUMMARY="$OUT_DIR/gpu-check.json"
 : > "$LOG"
@@ -154,6 +155,25 @@ step_python() {
   (cd "$ROOT/packages/python" && python3 -m pytest -q tests)
 }
 
+# The conformance matrix (packages/conformance/README.md) on the CPU and cuda:0: the C runner
+# built here against this build's core and the Python binding the python step installed are
+# required; the Rust and Node runners run when carried in (.carry/conformance.env, if present,
+# exports BSRMM_CONFORMANCE_RUST_RUNNER / BSRMM_CONFORMANCE_NODE and links the node package);
+# the matrix lists every binding that did not run, with the reason.
+step_conformance() {
+  [ -d "$ROOT/packages/conformance" ] || { echo "SKIP: packages/conformance is absent"; return 0; }
+  cmake -S "$ROOT/packages/conformance" -B "$BUILD/conformance" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$BUILD/install" && cmake --build "$BUILD/conformance" || return 1
+  (
+    # shellcheck disable=SC1091
+    [ -f "$ROOT/.carry/conformance.env" ] && . "$ROOT/.carry/conformance.env"
+    cd "$ROOT/packages/conformance" &&
+      BSRMM_CONFORMANCE_C_RUNNER="$BUILD/conformance/bsrmm_conformance_c" \
+      PYTHONPATH=".:../bench${PYTHONPATH:+:$PYTHONPATH}" \
+      python3 -m bsrmm_conformance run --device all --require c,python --out "$OUT_DIR/conformance"
+  )
+}
+
 step_bench() {
   [ -d "$ROOT/packages/bench" ] || { echo "SKIP: packages/bench is absent"; return 0; }
   (cd "$ROOT/packages/bench" && PYTHONPATH="$ROOT/packages/bench${PYTHONPATH:+:$PYTHONPATH}" \
@@ -191,6 +211,7 @@ run_step memcheck step_memcheck
 run_step racecheck step_racecheck
 run_step synccheck step_synccheck
 run_step python step_python
+run_step conformance step_conformance
 run_step bench step_bench
 run_step carried step_carried
 
