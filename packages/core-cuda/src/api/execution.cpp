@@ -5,6 +5,7 @@
 #include "../common/thread_pool.hpp"
 #include "../matrix/dense_operand.hpp"
 #include "../matrix/plan.hpp"
+#include "../matrix/work_lists.hpp"
 #include "../tune/cpu_identity.hpp"
 
 #include <chrono>
@@ -93,6 +94,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   cuda_args_.f32_mode = settings.f32_mode;
   cuda_args_.device = ctx.device.ordinal;
   cuda_args_.stream = settings.stream;
+  cuda_args_.work_lists = &op_a.plan().work_lists(op_a);
 #else
   detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
 #endif

@@ -73,6 +73,32 @@ class DenseCopy {
   ~DenseCopy() = default;
 };
 
+// A balanced static schedule for a persistent kernel (the plan builds one per matrix and shape
+// of request, src/matrix/work_schedule.hpp). Items are (N tile, slot), a slot being
+// `rows_per_slot` consecutive block rows; an item costs cost_per_block x the distinct block
+// columns of its rows + cost_per_item (its epilogue).
+struct WorkRequest {
+  int32_t rows_per_slot;
+  int32_t n_tiles;
+  int32_t ctas;
+  int32_t cost_per_block;
+  int32_t cost_per_item;
+};
+// Device arrays: CTA c runs items[begin[c]] .. items[begin[c + 1] - 1] in order, each item
+// n_tile * slot_count + slot.
+struct WorkList {
+  const int32_t* items;
+  const int32_t* begin;
+};
+class WorkListSource {
+ public:
+  // Built and uploaded on the first request of each shape (ordered on `stream`), then cached.
+  virtual WorkList get(const WorkRequest& request, void* stream) = 0;
+
+ protected:
+  ~WorkListSource() = default;
+};
+
 struct MatmulArgs {
   BsrView a;
   DenseCopy* a_dense;  // null: no dense copy for this call (the dense fallback declines)
@@ -85,6 +111,7 @@ struct MatmulArgs {
   bsrmm_f32_mode f32_mode;
   int device;
   void* stream;
+  WorkListSource* work_lists;  // the matrix's balanced schedules; null: kernels go round robin
 };
 
 // Every CUDA variant compiled in, by name.

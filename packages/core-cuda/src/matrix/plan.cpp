@@ -6,6 +6,7 @@
 #include "../common/error.hpp"
 #include "../common/half.hpp"
 #include "bsr_matrix.hpp"
+#include "work_lists.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -150,6 +151,12 @@ const Schedule& Plan::schedule(const BsrMatrix& matrix, void* stream) {
     schedule_ = std::move(schedule);
   }
   return *schedule_;
+}
+
+WorkLists& Plan::work_lists(const BsrMatrix& matrix) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!work_lists_) work_lists_ = std::make_unique<WorkLists>(matrix);
+  return *work_lists_;
 }
 
 const BsrMatrix& Plan::transposed(const BsrMatrix& matrix, void* stream) {

@@ -15,6 +15,7 @@
 namespace bsrmm::matrix {
 
 class BsrMatrix;
+class WorkLists;
 
 struct Schedule {
   // Block rows by block count, longest first (ties keep row order): GPU kernels hand out the
@@ -45,6 +46,8 @@ class Plan {
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
   // and bf16. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);
+  // The balanced schedules of the persistent GPU kernels for this matrix (work_lists.hpp).
+  WorkLists& work_lists(const BsrMatrix& matrix);
   // The whole matrix as one dense row-major array (rows x cols, ld = cols, zeros outside the
   // blocks) on the matrix's CUDA device, for the dense fallback: rows * cols elements of device
   // memory for the matrix's lifetime. Matrices never change their values, so it stays valid.
@@ -55,6 +58,7 @@ class Plan {
   std::unique_ptr<Schedule> schedule_;
   std::unique_ptr<BsrMatrix> transposed_;
   std::unique_ptr<detail::Buffer> values_f32_;
+  std::unique_ptr<WorkLists> work_lists_;
   std::unique_ptr<detail::Buffer> dense_values_;
 };
 
