@@ -1,10 +1,12 @@
 // Times the CUDA kernels on PERF.md's grid problem (M = K = 8192, N = 4096, fp16, uniformly
 // random block pattern with the same number of blocks in every block row) for blocks
 // 16/32/64/128 x densities 0.05/0.125/0.25/0.5: the heuristic's pick and every sm80 f16
-// row-major-B variant that takes the block size. Each output is checked on sampled rows against
-// a float64 reference before its time is reported. Median of 10 timed runs after 2 warm-ups,
-// CUDA events. A quick harness for kernel work; the benchmark suite (packages/bench) is the
-// reference for published numbers.
+// row-major-B variant that takes the block size. Then, per block at density 0.125, the
+// heuristic's pick on a skewed pattern (power law, about the same block count: label "skew")
+// and on N = 256, 64, 16 (labels "n256" ...), the small-N cases with no wave cliff to show.
+// Each output is checked on sampled rows against a float64 reference before its time is
+// reported. Median of 10 timed runs after 2 warm-ups, CUDA events. A quick harness for kernel
+// work; the benchmark suite (packages/bench) is the reference for published numbers.
 //
 //   nvcc -O2 -std=c++17 tools/gpu/grid_timing.cpp -Ipackages/core-cuda/include \
 //        -Ipackages/core-cuda/src <build>/libbsrmm.a -o grid_timing && ./grid_timing [filter]
@@ -98,16 +100,29 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventCreate(&stop));
 
   std::vector<std::string> lines;
-  for (int block : {16, 32, 64, 128})
-    for (double density : {0.05, 0.125, 0.25, 0.5}) {
+  // skewed: row i of a random permutation gets ~ 1 / (i + 1)^0.8 of the blocks (as sm90_check).
+  auto run_case = [&](int block, double density, bool skewed, int64_t n, bool with_sm80) {
       char label[64];
-      std::snprintf(label, sizeof label, "b%d d%.3f", block, density);
-      if (!filter.empty() && std::string(label).find(filter) == std::string::npos) continue;
+      std::snprintf(label, sizeof label, "b%d d%.3f%s", block, density,
+                    skewed ? " skew" : n != kN ? (" n" + std::to_string(n)).c_str() : "");
+      if (!filter.empty() && std::string(label).find(filter) == std::string::npos) return;
       const int64_t block_rows = kM / block, block_cols = kK / block;
       const int64_t per_row = std::max<int64_t>(1, std::llround(density * double(block_cols)));
+      std::vector<int64_t> counts(static_cast<std::size_t>(block_rows), per_row);
+      if (skewed) {
+        std::vector<double> weight(counts.size());
+        double total = 0;
+        for (std::size_t i = 0; i < weight.size(); ++i) total += weight[i] = std::pow(double(i + 1), -0.8);
+        std::vector<std::size_t> permutation(counts.size());
+        for (std::size_t i = 0; i < permutation.size(); ++i) permutation[i] = i;
+        for (std::size_t i = permutation.size() - 1; i > 0; --i) std::swap(permutation[i], permutation[rng.next() % (i + 1)]);
+        for (std::size_t i = 0; i < counts.size(); ++i)
+          counts[permutation[i]] = std::min<int64_t>(block_cols, std::llround(weight[i] / total * double(per_row * block_rows)));
+      }
       std::vector<int32_t> row_ptr{0}, col_idx;
       std::vector<int32_t> columns(static_cast<std::size_t>(block_cols));
       for (int64_t r = 0; r < block_rows; ++r) {
+        const int64_t per_row = counts[std::size_t(r)];
         for (int64_t j = 0; j < block_cols; ++j) columns[std::size_t(j)] = int32_t(j);
         for (int64_t j = 0; j < per_row; ++j)  // partial Fisher-Yates: per_row distinct columns
           std::swap(columns[std::size_t(j)], columns[std::size_t(j + int64_t(rng.next() % uint64_t(block_cols - j)))]);
@@ -124,7 +139,7 @@ int main(int argc, char** argv) {
       CHECK_BSRMM(bsrmm_matrix_create(ctx, &desc, 0, &a));
 
       std::vector<std::string> candidates{""};
-      for (int32_t i = 0; i < bsrmm_variant_count(); ++i) {
+      for (int32_t i = 0; with_sm80 && i < bsrmm_variant_count(); ++i) {
         const std::string name = bsrmm_variant_name(i);
         int bm = 0, bn = 0, kc = 0;
         if (std::sscanf(name.c_str(), "sm80_f16_m%dn%dk%d", &bm, &bn, &kc) == 3 &&
@@ -142,14 +157,17 @@ int main(int argc, char** argv) {
             const double av = bsrmm::detail::f16_bits_to_f32(values[std::size_t((blk * block + i) * block + k)]);
             const float* brow = &b_float[std::size_t((int64_t(col_idx[std::size_t(blk)]) * block + k) * kN)];
             double* out = &ref[s * std::size_t(kN)];
-            for (int64_t j = 0; j < kN; ++j) out[j] += av * brow[j];
+            for (int64_t j = 0; j < n; ++j) out[j] += av * brow[j];
           }
       }
-      const double flops = 2.0 * double(nnzb) * block * block * double(kN);
+      const double flops = 2.0 * double(nnzb) * block * block * double(n);
+      // Narrow N: the first n columns of the same B and C (row stride kN).
+      bsrmm_dense b_n = b, c_n = c;
+      b_n.cols = c_n.cols = n;
       for (const std::string& variant : candidates) {
         CHECK_BSRMM(bsrmm_context_set_variant(ctx, variant.c_str()));
         CHECK_CUDA(cudaMemset(c_dev, 0xff, std::size_t(kM * kN) * 2));  // NaN poison
-        CHECK_BSRMM(bsrmm_matmul(ctx, a, &b, &c, nullptr));
+        CHECK_BSRMM(bsrmm_matmul(ctx, a, &b_n, &c_n, nullptr));
         CHECK_BSRMM(bsrmm_context_synchronize(ctx));
         const std::string ran = bsrmm_context_last_variant(ctx);
         double diff2 = 0.0, ref2 = 0.0;
@@ -157,7 +175,7 @@ int main(int argc, char** argv) {
         for (std::size_t s = 0; s < rows.size(); ++s) {
           CHECK_CUDA(cudaMemcpy(row.data(), static_cast<uint16_t*>(c_dev) + rows[s] * kN, std::size_t(kN) * 2,
                                 cudaMemcpyDeviceToHost));
-          for (int64_t j = 0; j < kN; ++j) {
+          for (int64_t j = 0; j < n; ++j) {
             const double got = bsrmm::detail::f16_bits_to_f32(row[std::size_t(j)]);
             const double want = ref[s * std::size_t(kN) + std::size_t(j)];
             diff2 += std::isfinite(got) ? (got - want) * (got - want) : 1e300;
@@ -168,7 +186,7 @@ int main(int argc, char** argv) {
         std::vector<double> times;
         for (int run = 0; run < 12; ++run) {
           CHECK_CUDA(cudaEventRecord(start));
-          CHECK_BSRMM(bsrmm_matmul(ctx, a, &b, &c, nullptr));
+          CHECK_BSRMM(bsrmm_matmul(ctx, a, &b_n, &c_n, nullptr));
           CHECK_CUDA(cudaEventRecord(stop));
           CHECK_CUDA(cudaEventSynchronize(stop));
           float ms = 0;
@@ -177,7 +195,7 @@ int main(int argc, char** argv) {
         }
         const double ms = median(times);
         char line[256];
-        std::snprintf(line, sizeof line, "%-14s %-46s %8.3f ms %7.1f TFLOPS  err %.1e%s", label,
+        std::snprintf(line, sizeof line, "%-20s %-46s %8.3f ms %7.1f TFLOPS  err %.1e%s", label,
                       (variant.empty() ? "(default) " + ran : ran).c_str(), ms, flops / ms * 1e-9, error,
                       error < 1e-3 ? "" : "  WRONG");
         std::printf("%s\n", line);
@@ -185,7 +203,13 @@ int main(int argc, char** argv) {
         lines.push_back(line);
       }
       bsrmm_matrix_destroy(a);
-    }
+  };
+  for (int block : {16, 32, 64, 128})
+    for (double density : {0.05, 0.125, 0.25, 0.5}) run_case(block, density, false, kN, true);
+  for (int block : {16, 32, 64, 128}) {
+    run_case(block, 0.125, true, kN, false);
+    for (int64_t n : {256, 64, 16}) run_case(block, 0.125, false, n, false);
+  }
   std::printf("\n==== summary: M = K = 8192, N = 4096, fp16, effective TFLOPS ====\n");
   for (const std::string& line : lines) std::printf("%s\n", line.c_str());
   bsrmm_context_destroy(ctx);

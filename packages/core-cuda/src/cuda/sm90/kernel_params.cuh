@@ -15,7 +15,9 @@ struct KernelParams {
   CUtensorMap c_map;  // C as a [M, N] tensor (row tiles store through it)
   const int32_t* row_ptr;
   const int32_t* col_idx;
-  const int32_t* row_order;  // may be null
+  const int32_t* row_order;   // may be null
+  const int32_t* work_items;  // the plan's balanced work list (work_walk.cuh), or null
+  const int32_t* work_begin;  // gridDim.x + 1 offsets into work_items
   void* c;
   int64_t ldc;
   const void* bias;  // per row of C, or null

@@ -5,8 +5,10 @@
 // 128-byte swizzle row of 16-bit elements) and the matching 64 x TileN slice of B (64 rows at
 // col_idx * Block), so one block is Block / 64 stages. Block 128: each consumer owns 64 rows x
 // TileN columns (m64nTileN); block 64: both own the same 64 rows and split the N tile.
-// Every CTA walks tiles blockIdx.x, +gridDim.x, ... in N-tile-major order (the B panels of one N
-// tile stay in L2 while every block row uses them), block rows longest first (row_order).
+// Every CTA walks its tiles (work_walk.cuh): the plan's balanced list, mostly N-tile-major (the B
+// panels of one N tile stay in L2 while every block row uses them) with the longest rows started
+// early enough to end with the rest; or, without a list, round robin over N tiles x rows
+// longest first (row_order).
 #pragma once
 
 #include "../common/element.cuh"
@@ -19,6 +21,7 @@
 #include "tma.cuh"
 #include "warpgroup.cuh"
 #include "wgmma.cuh"
+#include "work_walk.cuh"
 
 #include <cstdint>
 
@@ -76,10 +79,10 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
     warpgroup_release_registers<Config::kProducerRegisters>();
     if (threadIdx.x != 0) return;
     RingPosition<kStages> ring;
-    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+    for (TileWalk walk(p); walk.more(); walk.advance()) {
+      const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
-      const int slot = tile - n_tile * p.tile_slots;
-      const int row = p.row_order ? __ldg(p.row_order + slot) : slot;
+      const int row = TileWalk::row_of(p, tile - n_tile * p.tile_slots);
       const int n0 = n_tile * TileN;
       const int end = __ldg(p.row_ptr + row + 1);
       for (int q = __ldg(p.row_ptr + row); q < end; ++q) {
@@ -107,10 +110,10 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
     constexpr int kN = Config::kConsumerN;
     float acc[kN / 2];
     RingPosition<kStages> ring;
-    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+    for (TileWalk walk(p); walk.more(); walk.advance()) {
+      const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
-      const int slot = tile - n_tile * p.tile_slots;
-      const int row = p.row_order ? __ldg(p.row_order + slot) : slot;
+      const int row = TileWalk::row_of(p, tile - n_tile * p.tile_slots);
       const int steps = (__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row)) * (Block / Config::kStageK);
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;

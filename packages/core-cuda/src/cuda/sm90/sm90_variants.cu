@@ -61,13 +61,30 @@ bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int sme
          aligned16(args.b.data) && aligned16(args.c.data);
 }
 
+// Persistent: one CTA per SM, fewer when there are fewer tiles.
+int grid_size(const KernelParams& params, const DeviceTraits& device) {
+  return std::min(device.sm_count, params.tile_count);
+}
+
+// Hands the kernel the matrix plan's balanced list for its tiles (work_walk.cuh), when the call
+// comes with a plan. Costs in the kernel's own units: see each variant's launch.
+void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
+                   int rows_per_slot, int cost_per_block, int cost_per_item) {
+  // Past 4M tiles a list's build (~1 s on the host, once) and its 16 MB outweigh what it saves.
+  if (!args.work_lists || params.tile_count > (1 << 22)) return;
+  const WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots,
+                            grid_size(params, device), cost_per_block, cost_per_item};
+  const WorkList list = args.work_lists->get(request, args.stream);
+  params.work_items = list.items;
+  params.work_begin = list.begin;
+}
+
 template <typename Kernel>
-void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes, int tile_count,
+void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes,
                    const MatmulArgs& args, const DeviceTraits& device, const char* name) {
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
              "cudaFuncSetAttribute(max dynamic shared memory)");
-  const int grid = std::min(device.sm_count, tile_count);
-  kernel<<<grid, 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
+  kernel<<<grid_size(params, device), 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
   check_launch(name);
 }
 
@@ -132,8 +149,10 @@ struct RowTileVariant {
     params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block, TmaSwizzle::b128);
     params.b_map = make_tensor_map_2d(b_tensor(args), 64, 64, TmaSwizzle::b128);
     params.c_map = make_tensor_map_2d(c_tensor(args), 64, 64, TmaSwizzle::b128);
-    launch_kernel(kernel, params, Config::kSmemBytes, params.tile_count, args, device,
-                  "sm90 row_tile_kernel");
+    // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
+    // its epilogue (which an empty row pays too).
+    use_work_list(params, args, device, 1, Block / 64, 1);
+    launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
   }
 
   // Wider N tiles halve the A traffic per flop but need N to fill them.
@@ -171,8 +190,10 @@ struct TransposedVariant {
         Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
     params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
     params.b_map = make_tensor_map_2d(b_tensor(args), 64, Block, TmaSwizzle::b128);
-    launch_kernel(kernel, params, Config::kSmemBytes, params.tile_count, args, device,
-                  "sm90 transposed_kernel");
+    // A tile costs a stage per distinct column of its rows, and about two more for the
+    // epilogue's transpose through shared memory.
+    use_work_list(params, args, device, Config::kGroup, 1, 2);
+    launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 transposed_kernel");
   }
 
   static int preference(const MatmulArgs&, const DeviceTraits&) { return Block == 64 ? 50 : 100; }

@@ -28,6 +28,7 @@
 #include "tma.cuh"
 #include "warpgroup.cuh"
 #include "wgmma.cuh"
+#include "work_walk.cuh"
 
 #include <climits>
 #include <cstdint>
@@ -132,7 +133,8 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     if (producer_warp >= Config::kProducerWarps) return;
     RingPosition<kStages> ring;
     uint32_t column_count = 0;
-    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+    for (TileWalk walk(p); walk.more(); walk.advance()) {
+      const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
       const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
       int q = 0, end = 0;
@@ -196,7 +198,8 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     const T* bias = static_cast<const T*>(p.bias);
     const int64_t c_rows = int64_t(p.block_rows) * Block;
 
-    for (int tile = blockIdx.x; tile < p.tile_count; tile += gridDim.x) {
+    for (TileWalk walk(p); walk.more(); walk.advance()) {
+      const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
       const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
 #pragma unroll

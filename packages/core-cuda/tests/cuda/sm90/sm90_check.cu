@@ -9,10 +9,13 @@
 // block count per block row), each output checked on sampled rows before it is timed (median
 // of 20 CUDA-event timings after warm-up); prints effective TFLOPS = 2 nnzb b^2 N / time.
 // `--only <variant> <density>` runs one perf case (to profile it).
+// Every case runs on the balanced work lists the library's plan would build (src/matrix/
+// work_schedule); the correctness cases and the skewed perf case also run the old round robin.
 // Exit status 1 when any check fails or a variant refuses a case it should take.
 #include "common/error.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/variant.hpp"
+#include "matrix/work_schedule.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -163,6 +167,44 @@ HostBsr make_structure(const Problem& problem) {
 }
 
 template <typename T>
+T* upload(const std::vector<T>& host);
+
+// What the matrix plan gives the kernels in the library (src/matrix/work_lists): balanced work
+// lists built from the host structure, one per request, kept until the operands go.
+class CheckWorkLists final : public WorkListSource {
+ public:
+  explicit CheckWorkLists(const HostBsr& bsr) : bsr_(bsr) {}
+  ~CheckWorkLists() {
+    for (Made& made : made_) cudaFree(made.device);
+  }
+  WorkList get(const WorkRequest& request, void*) override {
+    for (const Made& made : made_)
+      if (std::memcmp(&made.request, &request, sizeof request) == 0) return made.list;
+    const matrix::WorkSchedule schedule = matrix::balance_work(
+        matrix::slot_costs(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot,
+                           request.cost_per_block, request.cost_per_item),
+        request.n_tiles, request.ctas);
+    std::vector<int32_t> host(schedule.begin);
+    host.insert(host.end(), schedule.items.begin(), schedule.items.end());
+    int32_t* device = upload(host);
+    made_.push_back({request, device, WorkList{device + schedule.begin.size(), device}});
+    last_makespan = schedule.makespan;
+    last_bound = schedule.lower_bound;
+    return made_.back().list;
+  }
+  int64_t last_makespan = 0, last_bound = 0;
+
+ private:
+  struct Made {
+    WorkRequest request;
+    int32_t* device;
+    WorkList list;
+  };
+  const HostBsr& bsr_;
+  std::vector<Made> made_;
+};
+
+template <typename T>
 T* upload(const std::vector<T>& host) {
   T* device = nullptr;
   CHECK_CUDA(cudaMalloc(&device, std::max<size_t>(1, host.size()) * sizeof(T)));
@@ -179,6 +221,8 @@ struct Operands {
   mutable std::vector<float> b_float;  // B converted once, for the reference
   int64_t ldb, ldc;
   int32_t *row_ptr = nullptr, *col_idx = nullptr, *row_order = nullptr;
+  std::unique_ptr<CheckWorkLists> work_lists;
+  bool round_robin = false;  // run without work lists, as before the plan built them
   uint16_t *d_values = nullptr, *d_b = nullptr, *d_c = nullptr, *d_bias = nullptr;
 
   int64_t m() const { return problem.block_rows * problem.block; }
@@ -200,6 +244,7 @@ struct Operands {
       bias.resize(m());
       fill_random(bias, dtype, p.seed + 4);
     }
+    work_lists = std::make_unique<CheckWorkLists>(bsr);
     row_ptr = upload(bsr.row_ptr);
     col_idx = upload(bsr.col_idx);
     row_order = upload(bsr.row_order);
@@ -235,6 +280,7 @@ struct Operands {
     a.f32_mode = BSRMM_F32_EXACT;
     a.device = 0;
     a.stream = nullptr;
+    a.work_lists = round_robin ? nullptr : work_lists.get();
     return a;
   }
 
@@ -373,6 +419,9 @@ void correctness(const std::vector<Variant>& variants, const DeviceTraits& trait
         {b, block_rows, 2048 / b, 200, 0.3, Pattern::edges, 0.75, 0.0, true, BSRMM_ACTIVATION_RELU, 8, seed++},
         {b, block_rows, 2048 / b, 328, 0.2, Pattern::skewed, -1.25, 0.5, true, BSRMM_ACTIVATION_GELU, 0, seed++},
         {b, block_rows, 1024 / b, 136, 0.5, Pattern::edges, 1.0, 1.0, false, BSRMM_ACTIVATION_SILU, 16, seed++},
+        // More tiles than CTAs (several per CTA in the balanced list), skewed, and a narrow N.
+        {b, 6144 / b, 1024 / b, 1024, 0.25, Pattern::skewed, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 0, seed++},
+        {b, 6144 / b, 2048 / b, 16, 0.25, Pattern::edges, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 8, seed++},
     };
     for (const Problem& problem : problems) {
       Operands ops(problem, dtype);
@@ -382,15 +431,18 @@ void correctness(const std::vector<Variant>& variants, const DeviceTraits& trait
         ++failures;
         continue;
       }
-      ops.reset_c();
-      if (!run_variant(variant, args, traits)) continue;
-      const CheckResult result = check(ops, {});
-      const bool ok = result.non_finite == 0 && result.relative_error < tolerance(dtype);
-      if (!ok) ++failures;
-      std::printf("  %s %-44s m=%-5lld k=%-5lld n=%-4lld nnzb=%-5lld rel_err=%.2e non_finite=%lld\n",
-                  ok ? "ok  " : "FAIL", variant.name.c_str(), (long long)ops.m(), (long long)ops.k(),
-                  (long long)problem.n, (long long)ops.nnzb(), result.relative_error,
-                  (long long)result.non_finite);
+      for (bool round_robin : {false, true}) {
+        ops.round_robin = round_robin;
+        ops.reset_c();
+        if (!run_variant(variant, ops.args(), traits)) continue;
+        const CheckResult result = check(ops, {});
+        const bool ok = result.non_finite == 0 && result.relative_error < tolerance(dtype);
+        if (!ok) ++failures;
+        std::printf("  %s %-44s %s m=%-5lld k=%-5lld n=%-4lld nnzb=%-6lld rel_err=%.2e non_finite=%lld\n",
+                    ok ? "ok  " : "FAIL", variant.name.c_str(), round_robin ? "rr  " : "list",
+                    (long long)ops.m(), (long long)ops.k(), (long long)problem.n,
+                    (long long)ops.nnzb(), result.relative_error, (long long)result.non_finite);
+      }
     }
   }
   // Refusals the variants must make: wrong block shape, column-major C, misaligned ld.
@@ -433,8 +485,9 @@ double median(std::vector<float> times) {
 
 void time_case(const std::vector<Variant>& variants, const DeviceTraits& traits,
                const std::vector<std::string>& names, const Problem& problem, bsrmm_dtype dtype,
-               const std::string& note, std::vector<Row>& table) {
+               const std::string& note, std::vector<Row>& table, bool round_robin = false) {
   Operands ops(problem, dtype);
+  ops.round_robin = round_robin;
   const MatmulArgs args = ops.args();
   // Sampled rows: first, last, and random ones (every column of each).
   Random random(problem.seed + 99);
@@ -477,9 +530,12 @@ void time_case(const std::vector<Variant>& variants, const DeviceTraits& traits,
     row.ms = median(times);
     row.tflops = 2.0 * double(ops.nnzb()) * problem.block * problem.block * double(problem.n) /
                  (row.ms * 1e-3) / 1e12;
-    std::printf("  %-46s %-14s b=%-3d d=%.3f nnzb=%-7lld %8.4f ms %7.1f TFLOPS rel_err=%.1e %s\n",
+    std::printf("  %-46s %-14s b=%-3d d=%.3f nnzb=%-7lld %8.4f ms %7.1f TFLOPS rel_err=%.1e %s",
                 name.c_str(), note.c_str(), problem.block, problem.density, (long long)ops.nnzb(),
                 row.ms, row.tflops, row.rel_err, row.ok ? "ok" : "FAIL");
+    if (!round_robin)  // the schedule's modelled time over its lower bound
+      std::printf("  model %.2f", double(ops.work_lists->last_makespan) / double(std::max<int64_t>(1, ops.work_lists->last_bound)));
+    std::printf("\n");
     std::fflush(stdout);
     table.push_back(row);
   }
@@ -507,9 +563,12 @@ void performance(const std::vector<Variant>& variants, const DeviceTraits& trait
     time_case(variants, traits, {bf}, problem, BSRMM_DTYPE_BF16, "bf16", table);
     problem.pattern = Pattern::skewed;
     time_case(variants, traits, {names[0]}, problem, BSRMM_DTYPE_F16, "f16 skewed", table);
-    // Small N (decode-like batch) and the epilogue with beta, bias and an activation.
-    Problem small{b, size / b, size / b, 256, 0.125, Pattern::fixed, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 0, seed++};
-    time_case(variants, traits, {names[0]}, small, BSRMM_DTYPE_F16, "f16 n=256", table);
+    time_case(variants, traits, {names[0]}, problem, BSRMM_DTYPE_F16, "f16 skewed rr", table, true);
+    // Small N (decode-like batches) and the epilogue with beta, bias and an activation.
+    for (int64_t small_n : {256, 64, 16}) {
+      Problem small{b, size / b, size / b, small_n, 0.125, Pattern::fixed, 1.0, 0.0, false, BSRMM_ACTIVATION_NONE, 0, seed++};
+      time_case(variants, traits, {names[0]}, small, BSRMM_DTYPE_F16, "f16 n=" + std::to_string(small_n), table);
+    }
     Problem fused{b, size / b, size / b, n, 0.125, Pattern::fixed, 0.5, 1.0, true, BSRMM_ACTIVATION_GELU, 0, seed++};
     time_case(variants, traits, {names[0]}, fused, BSRMM_DTYPE_F16, "f16 beta+gelu", table);
   }

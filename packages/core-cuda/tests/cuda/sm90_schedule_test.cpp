@@ -1,0 +1,222 @@
+// The Hopper kernels on the plan's balanced work lists: skewed (power-law) rows with empty ones,
+// more tiles than CTAs so each CTA runs several, every sm90 variant forced by name through the
+// C ABI, C poisoned with NaN, every element checked against float64. Also A^T (its own plan and
+// lists) and a second multiply on another stream (the cached list). Skips unless the device is
+// compute capability 9.0 (the sm_90a kernels).
+#include "../../src/common/half.hpp"
+#include "../support/random.hpp"
+#include "gpu_test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace bsrmm::test {
+namespace {
+
+bool hopper(std::string* why) {
+  int32_t count = 0;
+  if (bsrmm_cuda_device_count(&count) != BSRMM_STATUS_SUCCESS || count == 0) {
+    *why = std::string("no usable CUDA device: ") + bsrmm_last_error();
+    return false;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
+    *why = "the sm90 kernels need compute capability 9.0; device 0 is " + std::to_string(prop.major) +
+           "." + std::to_string(prop.minor);
+    return false;
+  }
+  return true;
+}
+
+int block_of(const std::string& variant) {
+  for (size_t at = variant.find("_b"); at != std::string::npos; at = variant.find("_b", at + 1))
+    if (at + 2 < variant.size() && std::isdigit(static_cast<unsigned char>(variant[at + 2])))
+      return std::atoi(variant.c_str() + at + 2);
+  return 0;
+}
+
+std::vector<std::string> sm90_variants() {
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < bsrmm_variant_count(); ++i)
+    if (std::string name = bsrmm_variant_name(i); name.rfind("sm90_tma_wgmma_", 0) == 0) names.push_back(name);
+  return names;
+}
+
+struct HostProblem {
+  int64_t block_rows, block_cols, block, n;
+  bool bf16;
+  std::vector<int32_t> row_ptr, col_idx;
+  std::vector<uint16_t> values, b;
+  int64_t m() const { return block_rows * block; }
+  int64_t k() const { return block_cols * block; }
+};
+
+uint16_t to_bits(double x, bool bf16) {
+  return bf16 ? detail::f32_to_bf16_bits(float(x)) : detail::f32_to_f16_bits(float(x));
+}
+double from_bits(uint16_t bits, bool bf16) {
+  return bf16 ? detail::bf16_bits_to_f32(bits) : detail::f16_bits_to_f32(bits);
+}
+
+// Row i of a random permutation gets ~ 1 / (i + 1)^1.1 of the blocks (a few full rows, a long
+// tail, rows rounding to none), and every fifth row is empty.
+HostProblem skewed_problem(Random& random, int block, int64_t m, int64_t k, int64_t n, bool bf16) {
+  HostProblem p{m / block, k / block, block, n, bf16, {}, {}, {}, {}};
+  const int64_t total = p.block_rows * p.block_cols / 4;
+  std::vector<double> weight(static_cast<size_t>(p.block_rows));
+  double sum = 0;
+  for (int64_t i = 0; i < p.block_rows; ++i) sum += weight[static_cast<size_t>(i)] = std::pow(double(i + 1), -1.1);
+  std::vector<int64_t> order(static_cast<size_t>(p.block_rows));
+  std::iota(order.begin(), order.end(), 0);
+  for (int64_t i = p.block_rows - 1; i > 0; --i)
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(random.below(i + 1))]);
+  std::vector<int64_t> count(static_cast<size_t>(p.block_rows));
+  for (int64_t i = 0; i < p.block_rows; ++i)
+    count[static_cast<size_t>(order[static_cast<size_t>(i)])] =
+        std::min<int64_t>(p.block_cols, std::llround(weight[static_cast<size_t>(i)] / sum * double(total)));
+  for (int64_t r = 0; r < p.block_rows; r += 5) count[static_cast<size_t>(r)] = 0;
+  std::vector<int32_t> pool(static_cast<size_t>(p.block_cols));
+  p.row_ptr.push_back(0);
+  for (int64_t r = 0; r < p.block_rows; ++r) {
+    std::iota(pool.begin(), pool.end(), 0);
+    const int64_t c = count[static_cast<size_t>(r)];
+    for (int64_t j = 0; j < c; ++j)
+      std::swap(pool[static_cast<size_t>(j)], pool[static_cast<size_t>(j + random.below(p.block_cols - j))]);
+    std::sort(pool.begin(), pool.begin() + c);
+    p.col_idx.insert(p.col_idx.end(), pool.begin(), pool.begin() + c);
+    p.row_ptr.push_back(int32_t(p.col_idx.size()));
+  }
+  p.values.resize(p.col_idx.size() * size_t(block * block));
+  for (uint16_t& v : p.values) v = to_bits(random.uniform(-1, 1), bf16);
+  p.b.resize(size_t(p.k() * n));
+  for (uint16_t& v : p.b) v = to_bits(random.uniform(-1, 1), bf16);
+  return p;
+}
+
+// C = op(A) B in float64, every element; op(A) = A^T when `transpose`.
+std::vector<double> reference(const HostProblem& p, bool transpose) {
+  const int64_t rows = transpose ? p.k() : p.m();
+  std::vector<double> c(size_t(rows * p.n), 0.0), b(p.b.size());
+  for (size_t i = 0; i < b.size(); ++i) b[i] = from_bits(p.b[i], p.bf16);
+  const int64_t bs = p.block;
+  std::vector<std::thread> threads;
+  const int parts = 8;
+  for (int t = 0; t < parts; ++t)
+    threads.emplace_back([&, t] {
+      for (int64_t r = 0; r < p.block_rows; ++r)
+        for (int32_t q = p.row_ptr[size_t(r)]; q < p.row_ptr[size_t(r) + 1]; ++q) {
+          const int64_t col = p.col_idx[size_t(q)];
+          // A's block (r, col): rows r*bs.., columns col*bs... Under A^T it sits at (col, r).
+          const int64_t out_block = transpose ? col : r, in_block = transpose ? r : col;
+          if (out_block % parts != t) continue;
+          for (int64_t i = 0; i < bs; ++i)
+            for (int64_t j = 0; j < bs; ++j) {
+              const double a = from_bits(p.values[size_t((q * bs + i) * bs + j)], p.bf16);
+              const int64_t out_row = out_block * bs + (transpose ? j : i);
+              const int64_t in_row = in_block * bs + (transpose ? i : j);
+              double* out = &c[size_t(out_row * p.n)];
+              const double* from = &b[size_t(in_row * p.n)];
+              for (int64_t x = 0; x < p.n; ++x) out[x] += a * from[x];
+            }
+        }
+    });
+  for (std::thread& thread : threads) thread.join();
+  return c;
+}
+
+// Runs the forced variant on `stream` into NaN-poisoned C and checks every element.
+void run_and_compare(bsrmm_context_t ctx, bsrmm_matrix_t a, const HostProblem& p, bool transpose,
+                     const std::vector<double>& ref, void* b_dev, void* c_dev, cudaStream_t stream,
+                     const std::string& variant) {
+  const int64_t rows = transpose ? p.k() : p.m();
+  const bsrmm_dtype dtype = p.bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
+  const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
+  bsrmm_dense b{b_dev, transpose ? p.m() : p.k(), p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
+  bsrmm_dense c{c_dev, rows, p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
+  ASSERT_CUDA(cudaMemsetAsync(c_dev, 0xff, size_t(rows * p.n) * 2, stream));
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_stream(ctx, stream));
+  bsrmm_matmul_options options = bsrmm_matmul_options_default();
+  options.op_a = transpose ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matmul(ctx, a, &b, &c, &options));
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx));
+  EXPECT_EQ(std::string(bsrmm_context_last_variant(ctx)), variant);
+  std::vector<uint16_t> out(size_t(rows * p.n));
+  ASSERT_CUDA(cudaMemcpy(out.data(), c_dev, out.size() * 2, cudaMemcpyDeviceToHost));
+  double diff = 0, norm = 0;
+  int64_t bad = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double got = from_bits(out[i], p.bf16);
+    if (!std::isfinite(got) && bad++ < 5)
+      ADD_FAILURE() << "C[" << i / size_t(p.n) << "][" << i % size_t(p.n) << "] = " << got << " (left unwritten?)";
+    diff += std::isfinite(got) ? (got - ref[i]) * (got - ref[i]) : 0.0;
+    norm += ref[i] * ref[i];
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_LT(std::sqrt(diff / norm), p.bf16 ? 1e-2 : 1e-3);
+}
+
+TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
+  std::string why;
+  if (!hopper(&why)) GTEST_SKIP() << why;
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("replay with BSRMM_TEST_SEED=" + std::to_string(seed));
+  Random random(seed);
+  const std::vector<std::string> variants = sm90_variants();
+  ASSERT_FALSE(variants.empty()) << "the build has no sm90 variant";
+  bsrmm_context_t ctx = nullptr;
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 0}, &ctx));
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  ASSERT_CUDA(cudaStreamCreate(&streams[0]));
+  ASSERT_CUDA(cudaStreamCreate(&streams[1]));
+  for (const std::string& variant : variants) {
+    SCOPED_TRACE(variant);
+    const int block = block_of(variant);
+    const bool bf16 = variant.find("_bf16_") != std::string::npos;
+    // M = 4096, N = 1536: 6 N tiles of 256 x 32..64 block rows (row tiles) or 12 of 128 x 16
+    // row groups (transposed): more tiles than the 132 CTAs.
+    const HostProblem p = skewed_problem(random, block, 4096, 1024, 1536, bf16);
+    const bsrmm_dtype dtype = bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
+    bsrmm_bsr_desc desc{p.m(), p.k(), block, block, int64_t(p.col_idx.size()), p.row_ptr.data(),
+                        p.col_idx.data(), BSRMM_INDEX_I32, p.values.data(), dtype,
+                        bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+    bsrmm_matrix_t a = nullptr;
+    ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx, &desc, 0, &a));
+    ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_variant(ctx, variant.c_str()));
+    void *b_dev = nullptr, *c_dev = nullptr;
+    ASSERT_CUDA(cudaMalloc(&b_dev, p.b.size() * 2));
+    ASSERT_CUDA(cudaMalloc(&c_dev, size_t(std::max(p.m(), p.k()) * p.n) * 2));
+    ASSERT_CUDA(cudaMemcpy(b_dev, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice));
+    const std::vector<double> ref = reference(p, false);
+    // The first multiply builds the list; the second, on another stream, reuses it.
+    run_and_compare(ctx, a, p, false, ref, b_dev, c_dev, streams[0], variant);
+    run_and_compare(ctx, a, p, false, ref, b_dev, c_dev, streams[1], variant);
+    if (variant.find("_f16_b64_transposed") != std::string::npos ||
+        variant.find("_f16_b128_") != std::string::npos) {
+      // A^T: K x M with the skew now in the columns; its B has M rows (the first p.k() * n
+      // elements of p.b are reused as a fresh random M x N operand since M >= K here).
+      HostProblem t = p;
+      t.b.resize(size_t(p.m() * p.n));
+      for (uint16_t& v : t.b) v = to_bits(random.uniform(-1, 1), bf16);
+      void* bt_dev = nullptr;
+      ASSERT_CUDA(cudaMalloc(&bt_dev, t.b.size() * 2));
+      ASSERT_CUDA(cudaMemcpy(bt_dev, t.b.data(), t.b.size() * 2, cudaMemcpyHostToDevice));
+      run_and_compare(ctx, a, t, true, reference(t, true), bt_dev, c_dev, streams[0], variant);
+      cudaFree(bt_dev);
+    }
+    cudaFree(b_dev);
+    cudaFree(c_dev);
+    bsrmm_matrix_destroy(a);
+  }
+  bsrmm_context_set_stream(ctx, nullptr);
+  cudaStreamDestroy(streams[0]);
+  cudaStreamDestroy(streams[1]);
+  bsrmm_context_destroy(ctx);
+}
+
+}  // namespace
+}  // namespace bsrmm::test
