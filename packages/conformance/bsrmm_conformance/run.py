@@ -58,32 +58,38 @@ def run_binding(binding: Binding, folder: Path, out: Path, device: str, env: dic
 
 def run(*, suite: str, case_filter: str | None, devices: list[str], bindings: list[Binding], required: set[str],
         out: Path) -> bool:
-    """Runs the matrix; True when every check passed and every required binding ran."""
+    """Runs the matrix; True when every check passed and every required binding ran. A case's row
+    holds every binding on every device it runs on, all compared with each other."""
     out.mkdir(parents=True, exist_ok=True)
     env = runner_env(out)
     problems: list[str] = []
-    rows: list[tuple[str, dict[str, check.Cell]]] = []
     columns: list[str] = []
-    valid = 0
+    results: dict[str, dict | str] = {}
+    outputs: dict[str, Path] = {}
+    cases: dict[str, tuple[Path, manifest.VectorCase, list[str]]] = {}  # id -> (vectors, case, columns)
     for device in devices:
         folder = out / "vectors" / device.replace(":", "")
-        cases = write_vectors(folder, suite, case_filter, device)
-        results: dict[str, dict | str] = {}
+        device_columns = []
         for binding in bindings:
             column = binding.name if len(devices) == 1 else f"{binding.name}@{device}"
+            device_columns.append(column)
+            outputs[column] = out / "results" / column.replace(":", "")
+        for case in write_vectors(folder, suite, case_filter, device):
+            cases.setdefault(case.id, (folder, case, []))[2].extend(device_columns)
+        for binding, column in zip(bindings, device_columns):
             columns.append(column)
-            results[column] = run_binding(binding, folder, out / "results" / column.replace(":", ""), device, env)
+            results[column] = run_binding(binding, folder, outputs[column], device, env)
             if isinstance(results[column], str):
                 message = f"{column}: not run: {results[column]}"
                 print(f"conformance: {message}", file=sys.stderr)
                 if binding.name in required:
                     problems.append(message)
-        outputs = {column: out / "results" / column.replace(":", "") for column in results}
-        for case in cases:
-            cells, case_problems = check.check_case(folder, case, results, outputs)
-            rows.append((case.id, cells))
-            problems += case_problems
-            valid += case.expect == "ok"
+    rows: list[tuple[str, dict[str, check.Cell]]] = []
+    for case_id, (folder, case, case_columns) in cases.items():
+        cells, case_problems = check.check_case(folder, case, {c: results[c] for c in case_columns}, outputs)
+        rows.append((case_id, cells))
+        problems += case_problems
+    valid = sum(1 for _, case, _ in cases.values() if case.expect == "ok")
     _print_matrix(rows, columns)
     _write_json(out / "conformance.json", suite, devices, columns, rows, problems)
     if problems:

@@ -65,8 +65,10 @@ class Host:
 
 class Cuda:
     def __init__(self, device: str):
-        import torch
-
+        try:
+            import torch
+        except ImportError as error:
+            raise SystemExit(f"runner.py: device {device} needs torch (GPU operands are torch tensors): {error}")
         self.torch, self.name = torch, device
 
     def array(self, stored: np.ndarray, dtype: str):

@@ -175,7 +175,10 @@ fn main() {
         None if device == "cpu" => Context::cpu(),
         None => panic!("DEVICE must be cpu or cuda:N, got {device}"),
     }
-    .unwrap_or_else(|e| panic!("context on {device}: {e}"));
+    .unwrap_or_else(|e| {
+        eprintln!("conformance: no context on {device}: {e}");
+        std::process::exit(2);
+    });
     let mut lines = String::new();
     for case in read_manifest(&folder) {
         let outcome = match case.text("dtype") {
