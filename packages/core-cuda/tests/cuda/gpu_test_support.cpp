@@ -1,6 +1,6 @@
 #include "gpu_test_support.hpp"
 
-#include "common/half.hpp"
+#include "../support/dense_reference.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,66 +9,10 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <random>
 #include <sstream>
-#include <utility>
 
 namespace bsrmm::test {
-
-bool gpu_available(std::string* why) {
-  int32_t count = 0;
-  if (bsrmm_cuda_device_count(&count) != BSRMM_STATUS_SUCCESS || count == 0) {
-    *why = std::string("no usable CUDA device: ") + bsrmm_last_error();
-    return false;
-  }
-  return true;
-}
-
-int gpu_count() {
-  int32_t count = 0;
-  return bsrmm_cuda_device_count(&count) == BSRMM_STATUS_SUCCESS ? count : 0;
-}
-
-DeviceBuffer::DeviceBuffer(std::size_t bytes, int device) : bytes_(bytes), device_(device) {
-  int previous = 0;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device);
-  if (cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {
-    ptr_ = nullptr;
-    ADD_FAILURE() << "cudaMalloc(" << bytes << ") failed";
-  }
-  cudaSetDevice(previous);
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
-}
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(other.bytes_), device_(other.device_) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  std::swap(ptr_, other.ptr_);
-  std::swap(bytes_, other.bytes_);
-  std::swap(device_, other.device_);
-  return *this;
-}
-
-void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
-  EXPECT_EQ(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, bytes, cudaMemcpyHostToDevice),
-            cudaSuccess);
-}
-
-void DeviceBuffer::download(void* host, std::size_t bytes) const {
-  EXPECT_EQ(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-}
-
-std::size_t dtype_size(bsrmm_dtype dtype) {
-  switch (dtype) {
-    case BSRMM_DTYPE_F64: return 8;
-    case BSRMM_DTYPE_F32: return 4;
-    default: return 2;
-  }
-}
 
 const char* dtype_label(bsrmm_dtype dtype) {
   switch (dtype) {
@@ -78,63 +22,6 @@ const char* dtype_label(bsrmm_dtype dtype) {
     case BSRMM_DTYPE_F64: return "f64";
   }
   return "?";
-}
-
-void encode(double value, bsrmm_dtype dtype, void* out) {
-  switch (dtype) {
-    case BSRMM_DTYPE_F64: std::memcpy(out, &value, 8); return;
-    case BSRMM_DTYPE_F32: {
-      const float f = float(value);
-      std::memcpy(out, &f, 4);
-      return;
-    }
-    case BSRMM_DTYPE_F16: {
-      const uint16_t bits = detail::f32_to_f16_bits(float(value));
-      std::memcpy(out, &bits, 2);
-      return;
-    }
-    case BSRMM_DTYPE_BF16: {
-      const uint16_t bits = detail::f32_to_bf16_bits(float(value));
-      std::memcpy(out, &bits, 2);
-      return;
-    }
-  }
-}
-
-double decode(const void* in, bsrmm_dtype dtype) {
-  switch (dtype) {
-    case BSRMM_DTYPE_F64: {
-      double d;
-      std::memcpy(&d, in, 8);
-      return d;
-    }
-    case BSRMM_DTYPE_F32: {
-      float f;
-      std::memcpy(&f, in, 4);
-      return f;
-    }
-    case BSRMM_DTYPE_F16: {
-      uint16_t bits;
-      std::memcpy(&bits, in, 2);
-      return detail::f16_bits_to_f32(bits);
-    }
-    case BSRMM_DTYPE_BF16: {
-      uint16_t bits;
-      std::memcpy(&bits, in, 2);
-      return detail::bf16_bits_to_f32(bits);
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-double round_to(double value, bsrmm_dtype dtype) {
-  unsigned char bytes[8];
-  encode(value, dtype, bytes);
-  return decode(bytes, dtype);
-}
-
-void poison(bsrmm_dtype dtype, void* out) {
-  encode(std::numeric_limits<double>::quiet_NaN(), dtype, out);
 }
 
 uint64_t test_seed() {
@@ -173,7 +60,7 @@ double tolerance(const Problem& problem) {
 namespace {
 
 // A dense matrix stored as the C ABI sees it, plus its exact values in float64.
-struct HostDense {
+struct StagedDense {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t ld = 0;
@@ -181,8 +68,8 @@ struct HostDense {
   int64_t offset = 0;  // elements before (0, 0)
   std::vector<unsigned char> bytes;
 
-  HostDense(int64_t rows_, int64_t cols_, int64_t pad, int64_t align, int64_t offset_,
-            bsrmm_layout layout_, bsrmm_dtype dtype)
+  StagedDense(int64_t rows_, int64_t cols_, int64_t pad, int64_t align, int64_t offset_,
+              bsrmm_layout layout_, bsrmm_dtype dtype)
       : rows(rows_), cols(cols_), layout(layout_), offset(offset_) {
     const int64_t inner = layout == BSRMM_LAYOUT_ROW_MAJOR ? cols : rows;
     const int64_t outer = layout == BSRMM_LAYOUT_ROW_MAJOR ? rows : cols;
@@ -190,7 +77,8 @@ struct HostDense {
     // Exactly as many elements as the operand spans: reading past it is an out-of-bounds access.
     const int64_t elements = offset + (outer > 0 ? (outer - 1) * ld + inner : 0);
     bytes.resize(std::size_t(std::max<int64_t>(elements, 1)) * dtype_size(dtype));
-    for (int64_t e = 0; e < elements; ++e) poison(dtype, &bytes[std::size_t(e) * dtype_size(dtype)]);
+    const double poison = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t e = 0; e < elements; ++e) store(dtype, &bytes[std::size_t(e) * dtype_size(dtype)], poison);
   }
   int64_t index(int64_t i, int64_t j) const {
     return offset + (layout == BSRMM_LAYOUT_ROW_MAJOR ? i * ld + j : j * ld + i);
@@ -203,18 +91,6 @@ struct ContextDeleter {
 struct MatrixDeleter {
   void operator()(bsrmm_matrix_s* matrix) const { bsrmm_matrix_destroy(matrix); }
 };
-
-double activate(double x, bsrmm_activation activation) {
-  if ((activation == BSRMM_ACTIVATION_GELU || activation == BSRMM_ACTIVATION_SILU) && std::isinf(x))
-    return x > 0 ? x : 0.0;
-  switch (activation) {
-    case BSRMM_ACTIVATION_RELU: return x < 0 ? 0.0 : x;
-    case BSRMM_ACTIVATION_GELU:
-      return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case BSRMM_ACTIVATION_SILU: return x / (1.0 + std::exp(-x));
-    default: return x;
-  }
-}
 
 }  // namespace
 
@@ -243,8 +119,8 @@ Outcome run_and_check(const Problem& pb) {
   std::vector<double> a_values(std::size_t(nnzb * bh * bw));
   std::vector<unsigned char> a_bytes(std::max<std::size_t>(a_values.size() * esize, 1));
   for (std::size_t e = 0; e < a_values.size(); ++e) {
-    a_values[e] = round_to(uniform(rng), dtype);
-    encode(a_values[e], dtype, &a_bytes[e * esize]);
+    a_values[e] = round_to(dtype, uniform(rng));
+    store(dtype, &a_bytes[e * esize], a_values[e]);
   }
 
   const int64_t a_rows = pb.block_rows * bh;
@@ -254,30 +130,30 @@ Outcome run_and_check(const Problem& pb) {
   const int64_t k = transposed ? a_rows : a_cols;
   const int64_t n = pb.n;
 
-  HostDense b(k, n, pb.b_ld_pad, pb.b_ld_align, pb.b_offset, pb.b_layout, dtype);
+  StagedDense b(k, n, pb.b_ld_pad, pb.b_ld_align, pb.b_offset, pb.b_layout, dtype);
   std::vector<double> b_values(std::size_t(k * n));
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      const double v = round_to(uniform(rng), dtype);
+      const double v = round_to(dtype, uniform(rng));
       b_values[std::size_t(i * n + j)] = v;
-      encode(v, dtype, &b.bytes[std::size_t(b.index(i, j)) * esize]);
+      store(dtype, &b.bytes[std::size_t(b.index(i, j)) * esize], v);
     }
-  HostDense c(m, n, pb.c_ld_pad, pb.c_ld_align, 0, pb.c_layout, dtype);
+  StagedDense c(m, n, pb.c_ld_pad, pb.c_ld_align, 0, pb.c_layout, dtype);
   std::vector<double> c_old(std::size_t(m * n), 0.0);
   if (pb.beta != 0.0)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        const double v = round_to(uniform(rng), dtype);
+        const double v = round_to(dtype, uniform(rng));
         c_old[std::size_t(i * n + j)] = v;
-        encode(v, dtype, &c.bytes[std::size_t(c.index(i, j)) * esize]);
+        store(dtype, &c.bytes[std::size_t(c.index(i, j)) * esize], v);
       }
   const std::vector<unsigned char> c_before = c.bytes;
   std::vector<double> bias(std::size_t(m), 0.0);
   std::vector<unsigned char> bias_bytes(std::max<std::size_t>(std::size_t(m) * esize, 1));
   if (pb.bias)
     for (int64_t i = 0; i < m; ++i) {
-      bias[std::size_t(i)] = round_to(uniform(rng), dtype);
-      encode(bias[std::size_t(i)], dtype, &bias_bytes[std::size_t(i) * esize]);
+      bias[std::size_t(i)] = round_to(dtype, uniform(rng));
+      store(dtype, &bias_bytes[std::size_t(i) * esize], bias[std::size_t(i)]);
     }
 
   // Device side.
@@ -373,7 +249,7 @@ Outcome run_and_check(const Problem& pb) {
       double& value = ref[std::size_t(i * n + j)];
       value = pb.alpha * value + (pb.beta != 0.0 ? pb.beta * c_old[std::size_t(i * n + j)] : 0.0) +
               bias[std::size_t(i)];
-      value = activate(value, pb.activation);
+      value = reference_activation(value, pb.activation);
       ref_squares += value * value;
     }
 
@@ -386,7 +262,7 @@ Outcome run_and_check(const Problem& pb) {
   int64_t bad = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      const double got = decode(&c_after[std::size_t(c.index(i, j)) * esize], dtype);
+      const double got = load(dtype, &c_after[std::size_t(c.index(i, j)) * esize]);
       const double want = ref[std::size_t(i * n + j)];
       const double diff = got - want;
       diff_squares += diff * diff;

@@ -1,28 +1,21 @@
-// Shared by the GPU tests: a skip when no GPU is usable, device buffers, random BSR problems
-// drawn fresh for every run (BSRMM_TEST_SEED replays one), the float64 reference, and the
-// comparison that checks every element of C. Everything goes through the C ABI.
+// Shared by the GPU tests: random BSR problems drawn fresh for every run (BSRMM_TEST_SEED
+// replays one), run through the C ABI on CUDA device 0 and checked element by element against
+// a float64 reference. The skip without a GPU, device buffers and the dtype conversions come
+// from tests/support/.
 #pragma once
+
+#include "../support/device_buffer.hpp"
+#include "../support/gpu_presence.hpp"
+#include "../support/host_arrays.hpp"
 
 #include <bsrmm/bsrmm.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <random>
 #include <string>
-#include <vector>
 
 namespace bsrmm::test {
-
-// Skips the calling test (GTEST_SKIP) with bsrmm's reason when no CUDA device is usable.
-#define BSRMM_REQUIRE_GPU()                                                         \
-  do {                                                                              \
-    std::string bsrmm_why;                                                          \
-    if (!::bsrmm::test::gpu_available(&bsrmm_why)) GTEST_SKIP() << bsrmm_why;       \
-  } while (0)
-
-bool gpu_available(std::string* why);
-int gpu_count();
 
 // Expects `status` with a readable message; prints bsrmm_last_error() otherwise.
 #define EXPECT_BSRMM(expected, call)                                                          \
@@ -45,39 +38,7 @@ int gpu_count();
                                               << cudaGetErrorString(bsrmm_cuda_result);   \
   } while (0)
 
-// cudaMalloc'd bytes, freed on scope exit. Sized exactly, so reads past the end are caught by
-// compute-sanitizer.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes, int device = 0);
-  ~DeviceBuffer();
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-  void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
-  void download(void* host, std::size_t bytes) const;
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-  int device_ = 0;
-};
-
-std::size_t dtype_size(bsrmm_dtype dtype);
 const char* dtype_label(bsrmm_dtype dtype);
-// Encodes `value` (already representable) into `out` as dtype's bits.
-void encode(double value, bsrmm_dtype dtype, void* out);
-double decode(const void* in, bsrmm_dtype dtype);
-// The nearest value of dtype: inputs are drawn in float64, rounded, and the reference uses the
-// rounded values, so the comparison measures the kernel's arithmetic, not the input rounding.
-double round_to(double value, bsrmm_dtype dtype);
-// A quiet NaN of dtype, to poison outputs.
-void poison(bsrmm_dtype dtype, void* out);
 
 // One multiply to run and check.
 struct Problem {

@@ -83,53 +83,43 @@ TEST(Concurrency, ThreadsVaryOpAndVariantOnOneMatrix) {
   const Matrix matrix(ctx, desc);
   std::atomic<long> multiplies{0};
   const Budget budget(budget_per_test, 4);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < stress_threads; ++w) {
-    workers.emplace_back([&, w] {
-      // Each worker has its own context on the same matrix, with its own variant.
-      Context own;
-      own.set_tuning_mode(BSRMM_TUNING_OFF);
-      own.set_num_threads(1 + w % 3);
-      own.set_variant(cpu_variants[w % 3]);
-      for (int r = 0; budget.another(r); ++r) {
-        Context& use = r % 2 ? own : ctx;
-        const bsrmm_op op = (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
-        checked_multiply(use, matrix, host, op, 1 + (w * 7 + r) % 23, 77 * r + w,
-                         "worker " + std::to_string(w) + " round " + std::to_string(r));
-        ++multiplies;
-      }
+  on_threads(stress_threads, [&](int w) {
+    // Each worker has its own context on the same matrix, with its own variant.
+    Context own;
+    own.set_tuning_mode(BSRMM_TUNING_OFF);
+    own.set_num_threads(1 + w % 3);
+    own.set_variant(cpu_variants[w % 3]);
+    multiplies += budget.rounds([&](int r) {
+      Context& use = r % 2 ? own : ctx;
+      const bsrmm_op op = (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+      checked_multiply(use, matrix, host, op, 1 + (w * 7 + r) % 23, 77 * r + w,
+                       "worker " + std::to_string(w) + " round " + std::to_string(r));
     });
-  }
-  for (std::thread& t : workers) t.join();
+  });
   std::printf("[ stress   ] shared matrix, per-thread contexts and variants: %d threads, %ld checked"
               " multiplies\n", stress_threads, multiplies.load());
 }
 
 TEST(Concurrency, ManyContextsCreatedAndDestroyedConcurrently) {
   const HostBsr host = stress_matrix(11, BSRMM_DTYPE_F32);
-  std::atomic<long> multiplies{0}, contexts{0};
+  std::atomic<long> contexts{0};
   const Budget budget(budget_per_test, 3);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < stress_threads; ++w) {
-    workers.emplace_back([&, w] {
-      HostBsr arrays = host;  // desc() writes narrow copies into its object: one per thread
-      for (int r = 0; budget.another(r); ++r) {
-        Context ctx;
-        ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-        ctx.set_num_threads(1 + (w + r) % 3);
-        ++contexts;
-        bsrmm_bsr_desc desc = arrays.desc(r % 2 ? BSRMM_INDEX_I64 : BSRMM_INDEX_I32);
-        const Matrix matrix(ctx, desc);
-        const Matrix copy = matrix.copy_to(ctx);
-        checked_multiply(ctx, r % 2 ? copy : matrix, host, r % 3 ? BSRMM_OP_NONE : BSRMM_OP_TRANSPOSE,
-                         8, 31 * r + w, "context " + std::to_string(r) + " of worker " + std::to_string(w));
-        ++multiplies;
-      }
+  on_threads(stress_threads, [&](int w) {
+    HostBsr arrays = host;  // desc() writes narrow copies into its object: one per thread
+    // Each round creates a context, a matrix and its copy, multiplies once and destroys them.
+    contexts += budget.rounds([&](int r) {
+      Context ctx;
+      ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+      ctx.set_num_threads(1 + (w + r) % 3);
+      bsrmm_bsr_desc desc = arrays.desc(r % 2 ? BSRMM_INDEX_I64 : BSRMM_INDEX_I32);
+      const Matrix matrix(ctx, desc);
+      const Matrix copy = matrix.copy_to(ctx);
+      checked_multiply(ctx, r % 2 ? copy : matrix, host, r % 3 ? BSRMM_OP_NONE : BSRMM_OP_TRANSPOSE,
+                       8, 31 * r + w, "context " + std::to_string(r) + " of worker " + std::to_string(w));
     });
-  }
-  for (std::thread& t : workers) t.join();
-  std::printf("[ stress   ] many contexts: %d threads, %ld contexts, %ld checked multiplies\n",
-              stress_threads, contexts.load(), multiplies.load());
+  });
+  std::printf("[ stress   ] many contexts: %d threads, %ld contexts created, used for one checked multiply"
+              " and destroyed\n", stress_threads, contexts.load());
 }
 
 TEST(Concurrency, SettingsChangeWhileThreadsMultiply) {
@@ -153,17 +143,12 @@ TEST(Concurrency, SettingsChangeWhileThreadsMultiply) {
     }
   });
   const Budget budget(budget_per_test, 3);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < stress_threads - 1; ++w) {
-    workers.emplace_back([&, w] {
-      for (int r = 0; budget.another(r); ++r) {
-        checked_multiply(ctx, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 9, 13 * r + w,
-                         "worker " + std::to_string(w) + " round " + std::to_string(r));
-        ++multiplies;
-      }
+  on_threads(stress_threads - 1, [&](int w) {
+    multiplies += budget.rounds([&](int r) {
+      checked_multiply(ctx, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 9, 13 * r + w,
+                       "worker " + std::to_string(w) + " round " + std::to_string(r));
     });
-  }
-  for (std::thread& t : workers) t.join();
+  });
   done = true;
   changer.join();
   std::printf("[ stress   ] settings race: %d threads, %ld setting changes, %ld checked multiplies\n",
@@ -187,21 +172,16 @@ TEST(Concurrency, ThreadsTuneTheSameProblemsAtOnce) {
   const Matrix matrix(shared, desc);
   std::atomic<long> multiplies{0};
   const Budget budget(budget_per_test, 2);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < stress_threads; ++w) {
-    workers.emplace_back([&, w] {
-      Context own;
-      own.set_tuning_mode(w % 2 ? BSRMM_TUNING_FORCE : BSRMM_TUNING_AUTO);
-      for (int r = 0; budget.another(r); ++r) {
-        // Few distinct problems (N in two buckets, both ops), so threads meet on the same keys.
-        checked_multiply(w % 3 ? own : shared, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE,
-                         r % 4 < 2 ? 8 : 40, 19 * r + w, "tuning worker " + std::to_string(w) + " round " +
-                                                                std::to_string(r));
-        ++multiplies;
-      }
+  on_threads(stress_threads, [&](int w) {
+    Context own;
+    own.set_tuning_mode(w % 2 ? BSRMM_TUNING_FORCE : BSRMM_TUNING_AUTO);
+    multiplies += budget.rounds([&](int r) {
+      // Few distinct problems (N in two buckets, both ops), so threads meet on the same keys.
+      checked_multiply(w % 3 ? own : shared, matrix, host, r % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE,
+                       r % 4 < 2 ? 8 : 40, 19 * r + w, "tuning worker " + std::to_string(w) + " round " +
+                                                              std::to_string(r));
     });
-  }
-  for (std::thread& t : workers) t.join();
+  });
   const std::string warning = tuner_cache_warning();
   const std::string entries = tuner_cache_entries();
   EXPECT_EQ(warning, "") << "the tuner met a problem with its cache file";

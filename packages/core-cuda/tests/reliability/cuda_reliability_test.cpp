@@ -6,13 +6,12 @@
 //     streams on one matrix, every result checked against the float64 reference.
 #if BSRMM_WITH_CUDA
 
-#include "cuda_buffers.hpp"
 #include "stress_support.hpp"
+#include "support/device_buffer.hpp"
+#include "support/gpu_presence.hpp"
 
 #include <atomic>
 #include <cstdio>
-#include <memory>
-#include <thread>
 #include <vector>
 
 namespace bsrmm::test {
@@ -32,11 +31,11 @@ void checked_gpu_multiply(Context& ctx, const Matrix& a, const HostBsr& host, bs
     for (int64_t j = 0; j < n; ++j) b.set(i, j, round_to(host.dtype, rng.uniform(-1, 1)));
   HostDense c(m, n, host.dtype, BSRMM_LAYOUT_ROW_MAJOR, 8);
   const HostDense c_before = c;
-  const DeviceCopy db(b.bytes()), dc(c.bytes());
-  ASSERT_TRUE(db.data() && dc.data()) << what << ": cudaMalloc failed";
+  const DeviceBuffer db(b.bytes()), dc(c.bytes());
+  ASSERT_TRUE(db.get() && dc.get()) << what << ": cudaMalloc failed";
   bsrmm_dense bd = b.desc(), cd = c.desc();
-  bd.data = db.data();
-  cd.data = dc.data();
+  bd.data = db.get();
+  cd.data = dc.get();
   bd.device = cd.device = cuda(0);
   bsrmm_matmul_options options = matmul_options();
   options.op_a = op;
@@ -51,7 +50,7 @@ void checked_gpu_multiply(Context& ctx, const Matrix& a, const HostBsr& host, bs
 }
 
 TEST(CudaFaults, OutOfDeviceMemoryIsReportedAndRecovered) {
-  BSRMM_SKIP_WITHOUT_GPU();
+  BSRMM_REQUIRE_GPU();
   Context ctx(cuda(0));
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   // 512 MiB of f16 values per matrix, from one host array.
@@ -91,7 +90,7 @@ TEST(CudaFaults, OutOfDeviceMemoryIsReportedAndRecovered) {
 }
 
 TEST(CudaConcurrency, ThreadsShareOneContextAndOneMatrix) {
-  BSRMM_SKIP_WITHOUT_GPU();
+  BSRMM_REQUIRE_GPU();
   Context ctx(cuda(0));
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   Random rng(17);
@@ -101,23 +100,18 @@ TEST(CudaConcurrency, ThreadsShareOneContextAndOneMatrix) {
   const Matrix a(ctx, desc);
   std::atomic<long> multiplies{0};
   const Budget budget(gpu_budget, 3);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < gpu_threads; ++w) {
-    workers.emplace_back([&, w] {
-      for (int r = 0; budget.another(r); ++r) {
-        checked_gpu_multiply(ctx, a, host, (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 16 * (1 + w % 4),
-                             100 * r + w, "shared context, worker " + std::to_string(w) + " round " + std::to_string(r));
-        ++multiplies;
-      }
+  on_threads(gpu_threads, [&](int w) {
+    multiplies += budget.rounds([&](int r) {
+      checked_gpu_multiply(ctx, a, host, (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 16 * (1 + w % 4),
+                           100 * r + w, "shared context, worker " + std::to_string(w) + " round " + std::to_string(r));
     });
-  }
-  for (std::thread& t : workers) t.join();
+  });
   std::printf("[ stress   ] CUDA, one context and one matrix: %d threads, %ld checked multiplies\n", gpu_threads,
               multiplies.load());
 }
 
 TEST(CudaConcurrency, ThreadsWithOwnContextsAndStreamsShareOneMatrix) {
-  BSRMM_SKIP_WITHOUT_GPU();
+  BSRMM_REQUIRE_GPU();
   Context owner(cuda(0));
   Random rng(19);
   const HostBsr host = random_bsr(rng, 6, 8, 32, 16, 0.5, BSRMM_DTYPE_BF16);
@@ -126,25 +120,20 @@ TEST(CudaConcurrency, ThreadsWithOwnContextsAndStreamsShareOneMatrix) {
   const Matrix a(owner, desc);
   std::atomic<long> multiplies{0};
   const Budget budget(gpu_budget, 3);
-  std::vector<std::thread> workers;
-  for (int w = 0; w < gpu_threads; ++w) {
-    workers.emplace_back([&, w] {
-      cudaStream_t stream = nullptr;
-      ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-      {
-        Context ctx(cuda(0));
-        ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-        ctx.set_stream(stream);
-        for (int r = 0; budget.another(r); ++r) {
-          checked_gpu_multiply(ctx, a, host, (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 24 + 8 * w,
-                               300 * r + w, "own stream, worker " + std::to_string(w) + " round " + std::to_string(r));
-          ++multiplies;
-        }
-      }
-      cudaStreamDestroy(stream);
-    });
-  }
-  for (std::thread& t : workers) t.join();
+  on_threads(gpu_threads, [&](int w) {
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    {
+      Context ctx(cuda(0));
+      ctx.set_tuning_mode(BSRMM_TUNING_OFF);
+      ctx.set_stream(stream);
+      multiplies += budget.rounds([&](int r) {
+        checked_gpu_multiply(ctx, a, host, (w + r) % 2 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE, 24 + 8 * w,
+                             300 * r + w, "own stream, worker " + std::to_string(w) + " round " + std::to_string(r));
+      });
+    }
+    cudaStreamDestroy(stream);
+  });
   std::printf("[ stress   ] CUDA, per-thread contexts and streams: %d threads, %ld checked multiplies\n", gpu_threads,
               multiplies.load());
 }

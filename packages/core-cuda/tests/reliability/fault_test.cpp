@@ -4,8 +4,9 @@
 //   - host memory running out (an address-space limit in a child process) during matrix
 //     creation and while a multiply builds the matrix's lazy plan (A^T): OUT_OF_MEMORY, then,
 //     with memory back, the same matrix multiplies correctly.
-// GPU out-of-memory lives in cuda_fault_test.cpp (CUDA builds).
+// GPU out-of-memory lives in cuda_reliability_test.cpp (CUDA builds).
 #include "stress_support.hpp"
+#include "support/gpu_presence.hpp"
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -30,25 +31,14 @@ namespace {
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
-bool gpu_present() {
-  int32_t count = 0;
-  return bsrmm_cuda_device_count(&count) == BSRMM_STATUS_SUCCESS && count > 0;
-}
-
 void cpu_still_works(const char* after) {
   Context ctx;
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-  Random rng(21);
-  const HostBsr host = random_bsr(rng, 5, 4, 3, 2, 0.5, BSRMM_DTYPE_F32);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
-  checked_multiply(ctx, a, host, BSRMM_OP_NONE, 7, 3, std::string("CPU multiply after ") + after);
-  checked_multiply(ctx, a, host, BSRMM_OP_TRANSPOSE, 7, 4, std::string("CPU multiply after ") + after);
+  expect_still_works(ctx, after);
 }
 
 TEST(Faults, WithoutAGpuCudaCallsSayNoDeviceAndWhyAndTheCpuWorks) {
-  if (gpu_present()) GTEST_SKIP() << "a CUDA device is present; NonexistentDeviceOrdinal covers NO_DEVICE here";
+  if (gpu_available()) GTEST_SKIP() << "a CUDA device is present; NonexistentDeviceOrdinal covers NO_DEVICE here";
   int32_t count = -1;
   EXPECT_EQ(bsrmm_cuda_device_count(&count), BSRMM_STATUS_NO_DEVICE);
   const std::string reason = bsrmm_last_error();
@@ -72,6 +62,8 @@ TEST(Faults, WithoutAGpuCudaCallsSayNoDeviceAndWhyAndTheCpuWorks) {
   EXPECT_EQ(bsrmm_matrix_create(cpu.get(), &desc, 0, &matrix), BSRMM_STATUS_NO_DEVICE) << bsrmm_last_error();
   EXPECT_EQ(matrix, nullptr);
 
+  cpu.set_tuning_mode(BSRMM_TUNING_OFF);
+  expect_still_works(cpu, "NO_DEVICE on the same context");
   cpu_still_works("NO_DEVICE");
 }
 
@@ -80,7 +72,7 @@ TEST(Faults, NonexistentDeviceOrdinalIsNoDevice) {
   EXPECT_EQ(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 4096}, &ctx), BSRMM_STATUS_NO_DEVICE);
   EXPECT_EQ(ctx, nullptr);
   const std::string message = bsrmm_last_error();
-  if (gpu_present()) EXPECT_NE(message.find("4096"), std::string::npos) << message;
+  if (gpu_available()) EXPECT_NE(message.find("4096"), std::string::npos) << message;
   cpu_still_works("a nonexistent device");
 }
 

@@ -3,13 +3,10 @@
 // 2^31 rows live in lazily committed mappings (only the touched pages cost memory), and every
 // result is checked element by element, with the elements around each line checked untouched.
 // Where the product cannot be addressed at all, the call must be rejected with a message naming
-// the argument — never a short allocation or a wrapped index.
-#include "support/dense_reference.hpp"
-#include "support/random.hpp"
+// the argument — never a short allocation or a wrapped index — after which the same context
+// still multiplies correctly.
+#include "stress_support.hpp"
 
-#include <bsrmm/bsrmm.hpp>
-
-#include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <cmath>
@@ -230,10 +227,14 @@ TEST(SizeOverflow, UnaddressableDenseExtentsAreRejected) {
   Random rng(3);
   const HostBsr host = random_bsr(rng, 2, 2, 2, 2, 1.0, BSRMM_DTYPE_F64);
   Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   HostBsr arrays = host;
   bsrmm_bsr_desc desc = arrays.desc();
   const Matrix a(ctx, desc);
   HostDense b(host.cols, 4, BSRMM_DTYPE_F64), c(host.rows, 4, BSRMM_DTYPE_F64);
+  for (int64_t i = 0; i < host.cols; ++i)
+    for (int64_t j = 0; j < 4; ++j) b.set(i, j, rng.uniform(-1, 1));
+  const HostDense c_before = c;
   const int64_t huge = std::numeric_limits<int64_t>::max() / 2;
 
   bsrmm_dense bd = b.desc(), cd = c.desc();
@@ -255,11 +256,20 @@ TEST(SizeOverflow, UnaddressableDenseExtentsAreRejected) {
   status = bsrmm_matrix_from_dense(ctx.get(), &wide, 1, 1, &out);
   EXPECT_EQ(status, BSRMM_STATUS_INVALID_ARGUMENT) << rejected(status);
   EXPECT_EQ(out, nullptr);
+
+  bd = b.desc();
+  cd = c.desc();
+  matmul(ctx, a, bd, cd);
+  expect_matches(c, reference_matmul(host.to_dense(), host.rows, host.cols, BSRMM_OP_NONE, b, c_before, 1.0, 0.0,
+                                     nullptr, BSRMM_ACTIVATION_NONE),
+                 "the same matrix and operands with valid extents");
+  expect_still_works(ctx, "unaddressable extents");
 }
 
 // Counts past int32 that bsrmm stores as int32, and products of sizes past int64.
 TEST(SizeOverflow, CountsPastInt32AreRejected) {
   Context ctx;
+  ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   std::vector<int64_t> row_ptr{0, 1};
   std::vector<int64_t> col_idx{0};
   std::vector<float> values(4, 1.0f);
@@ -302,6 +312,7 @@ TEST(SizeOverflow, CountsPastInt32AreRejected) {
   row_ptr[1] = 1;
   col_idx[0] = int64_t{1} << 40;
   EXPECT_EQ(create(base), BSRMM_STATUS_INVALID_ARGUMENT) << bsrmm_last_error();
+  expect_still_works(ctx, "counts past INT32_MAX");
 }
 
 }  // namespace

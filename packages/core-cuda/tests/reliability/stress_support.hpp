@@ -1,6 +1,7 @@
-// What the stress tests share: a start line that releases every thread at once (so lazily built
-// state is raced for, not built by the first thread alone), a time budget that bounds each test,
-// and one checked CPU multiply against the float64 reference of tests/support.
+// What the stress tests share (CPU and CUDA alike): workers on their own threads, a start line
+// that releases every thread at once (so lazily built state is raced for, not built by the first
+// thread alone), a time budget that bounds each test, and one checked CPU multiply against the
+// float64 reference of tests/support.
 #pragma once
 
 #include "support/dense_reference.hpp"
@@ -15,6 +16,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace bsrmm::test {
 
@@ -51,11 +54,27 @@ class Budget {
   bool another(int rounds_done) const {
     return rounds_done < min_rounds_ || std::chrono::steady_clock::now() < end_;
   }
+  // Runs round(0), round(1), ... while the budget lasts; returns how many ran.
+  template <typename Round>
+  int rounds(Round&& round) const {
+    int done = 0;
+    for (; another(done); ++done) round(done);
+    return done;
+  }
 
  private:
   std::chrono::steady_clock::time_point end_;
   int min_rounds_;
 };
+
+// Runs worker(0) ... worker(threads - 1), each on a thread of its own, and waits for all. A
+// worker's locals (its context, its stream) live on its thread for as long as it runs.
+template <typename Worker>
+void on_threads(int threads, Worker&& worker) {
+  std::vector<std::thread> running;
+  for (int w = 0; w < threads; ++w) running.emplace_back([&worker, w] { worker(w); });
+  for (std::thread& t : running) t.join();
+}
 
 // Multiplies `a` (whose caller-side arrays are `host`) by a fresh random B on `ctx` with a
 // NaN-poisoned C, and checks every element and C's padding. Safe to call from many threads: a
@@ -88,6 +107,18 @@ inline void checked_multiply(Context& ctx, const Matrix& a, const HostBsr& host,
                                              options.alpha, 0.0, nullptr, BSRMM_ACTIVATION_NONE);
   expect_matches(c, expected, what);
   EXPECT_TRUE(c.padding_untouched()) << what << ": C's padding was written";
+}
+
+// What every fault test ends with: after the fault, `ctx` still builds a matrix from fresh random
+// arrays and multiplies it correctly, both ways round (a rectangular A with rectangular blocks).
+inline void expect_still_works(Context& ctx, const std::string& after) {
+  Random rng(21);
+  const HostBsr host = random_bsr(rng, 5, 4, 3, 2, 0.5, BSRMM_DTYPE_F32);
+  HostBsr arrays = host;
+  bsrmm_bsr_desc desc = arrays.desc();
+  const Matrix a(ctx, desc);
+  checked_multiply(ctx, a, host, BSRMM_OP_NONE, 7, 3, "multiply after " + after);
+  checked_multiply(ctx, a, host, BSRMM_OP_TRANSPOSE, 7, 4, "A^T multiply after " + after);
 }
 
 }  // namespace bsrmm::test

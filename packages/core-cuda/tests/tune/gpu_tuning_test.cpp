@@ -3,6 +3,8 @@
 // case checks every element of C against float64 with random C and beta != 0 (a measuring run
 // that wrote the caller's C would show), C's padding, the stored entry, and reuse / re-timing.
 #include "../support/dense_reference.hpp"
+#include "../support/device_buffer.hpp"
+#include "../support/gpu_presence.hpp"
 #include "../support/random.hpp"
 #include "cache_sandbox.hpp"
 #include "tune/cache_entry.hpp"
@@ -15,45 +17,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace bsrmm::test {
 namespace {
-
-#define REQUIRE_GPU()                                                                \
-  do {                                                                               \
-    int32_t devices = 0;                                                             \
-    if (bsrmm_cuda_device_count(&devices) != BSRMM_STATUS_SUCCESS || devices == 0)   \
-      GTEST_SKIP() << "no usable CUDA device: " << bsrmm_last_error();               \
-  } while (0)
-
-// Device memory holding a copy of a host operand's bytes.
-class DeviceCopy {
- public:
-  explicit DeviceCopy(const std::vector<unsigned char>& bytes) : bytes_(bytes.size()) {
-    EXPECT_EQ(cudaMalloc(&ptr_, bytes_), cudaSuccess);
-    upload(bytes);
-  }
-  ~DeviceCopy() { cudaFree(ptr_); }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  void upload(const std::vector<unsigned char>& bytes) {
-    EXPECT_EQ(cudaMemcpy(ptr_, bytes.data(), bytes_, cudaMemcpyHostToDevice), cudaSuccess);
-    // A copy from pageable memory may still be landing when cudaMemcpy returns, and a
-    // non-blocking stream does not wait for the legacy stream it ran on.
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  }
-  void download(std::vector<unsigned char>& bytes) const {
-    EXPECT_EQ(cudaMemcpy(bytes.data(), ptr_, bytes_, cudaMemcpyDeviceToHost), cudaSuccess);
-  }
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_;
-};
 
 struct GpuCase {
   bsrmm_dtype dtype = BSRMM_DTYPE_F16;
@@ -82,8 +50,8 @@ class GpuProblem {
     c_start_ = HostDense(m, gc.n, gc.dtype, gc.layout, 8);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < gc.n; ++j) c_start_.set(i, j, round_to(gc.dtype, rng.uniform(-1, 1)));
-    b_device_ = std::make_unique<DeviceCopy>(b_.bytes());
-    c_device_ = std::make_unique<DeviceCopy>(c_start_.bytes());
+    b_device_ = DeviceBuffer(b_.bytes());
+    c_device_ = DeviceBuffer(c_start_.bytes());
     options_ = matmul_options();
     options_.op_a = gc.op;
     options_.alpha = 0.75;
@@ -91,15 +59,15 @@ class GpuProblem {
   }
 
   bsrmm_bsr_desc a_desc() { return a_.desc(); }
-  bsrmm_dense b() { return on_gpu(b_, b_device_->get()); }
-  bsrmm_dense c() { return on_gpu(c_start_, c_device_->get()); }
+  bsrmm_dense b() { return on_gpu(b_, b_device_.get()); }
+  bsrmm_dense c() { return on_gpu(c_start_, c_device_.get()); }
   const bsrmm_matmul_options& options() const { return options_; }
-  void reset_c() { c_device_->upload(c_start_.bytes()); }
+  void reset_c() { c_device_.upload(c_start_.bytes()); }
 
   // Every element of C against float64, and C's padding still NaN.
   void check(const std::string& what) {
     HostDense got = c_start_;
-    c_device_->download(got.bytes());
+    c_device_.download(got.bytes());
     const Expected want = reference_matmul(a_.to_dense(), a_.rows, a_.cols, gc_.op, b_, c_start_,
                                            options_.alpha, options_.beta, nullptr,
                                            BSRMM_ACTIVATION_NONE);
@@ -127,7 +95,7 @@ class GpuProblem {
   GpuCase gc_;
   HostBsr a_;
   HostDense b_, c_start_;
-  std::unique_ptr<DeviceCopy> b_device_, c_device_;
+  DeviceBuffer b_device_, c_device_;
   bsrmm_matmul_options options_{};
 };
 
@@ -182,7 +150,7 @@ std::vector<GpuCase> cases() {
 }
 
 TEST(GpuTuning, AutoMeasuresOnceStoresAndReuses) {
-  REQUIRE_GPU();
+  BSRMM_REQUIRE_GPU();
   uint64_t seed = 1000;
   for (const GpuCase& gc : cases()) {
     CacheSandbox sandbox;
@@ -225,7 +193,7 @@ TEST(GpuTuning, AutoMeasuresOnceStoresAndReuses) {
 }
 
 TEST(GpuTuning, MeasuresOnTheContextsStream) {
-  REQUIRE_GPU();
+  BSRMM_REQUIRE_GPU();
   CacheSandbox sandbox;
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
