@@ -1,6 +1,7 @@
 // The cache between processes: a second process takes the first one's choice without measuring,
-// FORCE in another process measures anyway, and processes storing into one file at the same
-// time leave a valid file holding every entry (the flock'd read-merge-write).
+// FORCE in another process measures anyway, processes tuning one problem at once leave a valid
+// file, and processes storing into one file at the same time leave a valid file holding every
+// entry (the flock'd read-merge-write).
 #include "cache_sandbox.hpp"
 #include "tune/cache_file.hpp"
 #include "tune/tuner.hpp"
@@ -57,9 +58,8 @@ struct Multiplied {
   std::string variant;
 };
 
-Multiplied multiply_in_child(uint64_t seed, const char* mode) {
-  const std::string output =
-      Child("multiply " + std::to_string(seed) + " " + mode).finish();
+// The child's result line.
+Multiplied parse_multiplied(const std::string& output) {
   std::smatch match;
   Multiplied result;
   if (!std::regex_search(output, match, std::regex("measurements=(\\d+) variant=(\\S+)"))) {
@@ -69,6 +69,10 @@ Multiplied multiply_in_child(uint64_t seed, const char* mode) {
   result.measurements = std::stoi(match[1]);
   result.variant = match[2];
   return result;
+}
+
+Multiplied multiply_in_child(uint64_t seed, const char* mode) {
+  return parse_multiplied(Child("multiply " + std::to_string(seed) + " " + mode).finish());
 }
 
 TEST(CrossProcess, ASecondProcessReusesTheChoiceWithoutMeasuring) {
@@ -92,6 +96,32 @@ TEST(CrossProcess, ASecondProcessReusesTheChoiceWithoutMeasuring) {
   const Multiplied off = multiply_in_child(9, "off");
   EXPECT_EQ(off.measurements, 0);
   EXPECT_EQ(off.variant, "cpu_blocked_simd");
+}
+
+// Processes tuning the same problem at the same moment (FORCE: each measures and stores): every
+// child checks its C against float64, the file stays valid with the one key, holding a choice
+// one of them made, and a later process takes that choice without measuring.
+TEST(CrossProcess, ProcessesTuningAtOnceKeepAValidCache) {
+  CacheSandbox sandbox;
+  constexpr int processes = 4;
+  std::vector<std::unique_ptr<Child>> children;
+  for (int p = 0; p < processes; ++p)
+    children.push_back(std::make_unique<Child>("multiply " + std::to_string(20 + p) + " force"));
+  std::set<std::string> chosen;
+  for (auto& child : children) {
+    const Multiplied tuned = parse_multiplied(child->finish());
+    EXPECT_EQ(tuned.measurements, 1);
+    chosen.insert(tuned.variant);
+  }
+  const tuner::CacheFile file = tuner::read_cache_file(sandbox.path());
+  EXPECT_EQ(file.ignored_because, "");
+  ASSERT_EQ(file.entries.size(), 1u) << "one problem, one entry";
+  EXPECT_EQ(chosen.count(file.entries[0].variant), 1u) << file.entries[0].variant << " was chosen by no process";
+  const Multiplied reader = multiply_in_child(30, "auto");
+  EXPECT_EQ(reader.measurements, 0);
+  EXPECT_EQ(reader.variant, file.entries[0].variant);
+  std::printf("[ stress   ] %d processes tuned one problem into one cache at once; another reused the choice\n",
+              processes);
 }
 
 TEST(CrossProcess, ConcurrentWritersKeepEveryEntry) {
