@@ -4,7 +4,8 @@
 //! Environment:
 //!   BSRMM_CORE_PREFIX  a prebuilt install of the core (e.g. packages/core-cuda/build/install):
 //!                      used as is, nothing is rebuilt.
-//!   BSRMM_CORE_SOURCE  the core's source dir (default: ../../core-cuda from this crate).
+//!   BSRMM_CORE_SOURCE  the core's source dir (default: core-cuda/ in this crate, a link to
+//!                      packages/core-cuda in the repository, a copy in the published crate).
 //!   BSRMM_NO_CUDA=1    build the core CPU-only even where nvcc is found.
 //!   CUDACXX            the nvcc to use; otherwise `nvcc` on PATH; with neither, CPU-only.
 //!   BSRMM_JOBS         parallel native build jobs (default 2: the dev machines share 2 cores).
@@ -77,7 +78,7 @@ fn build_core(nvcc: Option<&Path>) -> PathBuf {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let source = env::var_os("BSRMM_CORE_SOURCE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../core-cuda"));
+        .unwrap_or_else(|| manifest.join("core-cuda"));
     if !source.join("CMakeLists.txt").is_file() {
         fail(&format!(
             "no core sources at {} (set BSRMM_CORE_SOURCE, or BSRMM_CORE_PREFIX to a prebuilt install)",
