@@ -156,3 +156,16 @@ export function checkMatmul(assert, what, { a, transpose, b, bLayout, n, alpha =
     }
   }
 }
+
+/**
+ * Whether a GPU test may run: true with a CUDA device; otherwise the test is skipped with the
+ * reason, or fails when BSRMM_TEST_REQUIRE_CUDA=1 (the GPU machine's run script sets it, so a
+ * missing GPU cannot pass as a skip there).
+ */
+export function cudaOrSkip(t, { cudaCompiled, cudaDeviceCount }) {
+  if (cudaDeviceCount() > 0) return true;
+  const reason = cudaCompiled() ? "no CUDA device" : "a CPU-only build of the core";
+  if (process.env.BSRMM_TEST_REQUIRE_CUDA === "1") throw new Error(`BSRMM_TEST_REQUIRE_CUDA=1 but ${reason}`);
+  t.skip(reason);
+  return false;
+}

@@ -68,26 +68,3 @@ test("the caller's arrays are never written", async () => {
   assert.deepEqual(c, cCopy);
   assert.notEqual(got, c);
 });
-
-test("cuda:0 matrices multiply host arrays through device buffers", async (t) => {
-  const { cudaDeviceCount } = await import("../dist/esm/index.js");
-  if (cudaDeviceCount() === 0) {
-    t.skip("no CUDA device (or a CPU-only build of the core)");
-    return;
-  }
-  const r = rng(77);
-  for (const dtype of ["f32", "f16", "bf16"]) {
-    for (const transpose of [false, true]) {
-      const a = randomBsr(r, dtype, 8, 6, [16, 16], 0.4);
-      const A = BsrMatrix.fromBsr({ ...a, dtype, device: "cuda:0" });
-      assert.equal(A.device, "cuda:0");
-      const [m, k] = transpose ? [a.cols, a.rows] : [a.rows, a.cols];
-      const n = 24;
-      const b = DTYPES[dtype].make(Array.from({ length: k * n }, () => r.value()));
-      const bias = DTYPES[dtype].make(Array.from({ length: m }, () => r.value()));
-      const opts = { transpose, bias, activation: "relu" };
-      const got = await matmul(A, b, opts);
-      checkMatmul(assert, `cuda ${dtype} transpose=${transpose}`, { a, transpose, b, bLayout: "row-major", n, ...opts }, got);
-    }
-  }
-});
