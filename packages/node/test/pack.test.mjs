@@ -1,8 +1,9 @@
 // The npm packages as published: pack `bsrmm` and `bsrmm-linux-x64-gnu`, install both into an
-// empty directory outside the workspace, and run the example there.
+// empty directory outside the workspace, and run the example and pack-smoke.mjs (random operands,
+// every element checked) there.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-test("npm pack -> install in an empty directory -> the example runs", { timeout: 300_000 }, (t) => {
+test("npm pack -> install in an empty directory -> the example and the smoke test run", { timeout: 300_000 }, (t) => {
   const work = mkdtempSync(join(tmpdir(), "bsrmm-pack-test-"));
   t.after(() => rmSync(work, { recursive: true, force: true }));
   const tsx = join(root, "node_modules", ".bin", "tsx");
@@ -27,6 +28,12 @@ test("npm pack -> install in an empty directory -> the example runs", { timeout:
   const output = execFileSync("node", ["example.mjs"], { cwd: app, encoding: "utf8" });
   console.log(`# ${output.trim()}`);
   assert.match(output, /max \|error\|/);
+  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  for (const tarball of tarballs) assert.match(tarball, new RegExp(`-${version.replace(/\./g, "\\.")}\\.tgz$`), "tarball version");
+  copyFileSync(join(root, "test", "pack-smoke.mjs"), join(app, "pack-smoke.mjs"));
+  const smoke = execFileSync("node", ["pack-smoke.mjs", version], { cwd: app, encoding: "utf8" });
+  console.log(`# ${smoke.trim().replace(/\n/g, "\n# ")}`);
+  assert.match(smoke, /pack-smoke: ok/);
   // CommonJS consumers get the same package.
   const cjs = execFileSync("node", ["-e", "const b = require('bsrmm'); console.log(typeof b.matmul, b.version())"], { cwd: app, encoding: "utf8" });
   assert.match(cjs, /^function \d+\.\d+\.\d+/);
