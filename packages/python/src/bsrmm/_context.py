@@ -27,8 +27,10 @@ class Context:
 
     ``device``: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``num_threads``: CPU worker threads
     (0 = one per hardware thread). ``f32_mode``: ``"exact"`` (full f32 products) or ``"tf32"``
-    (tensor cores, ~1e-3 relative error). ``tuning``: ``"off"`` (heuristics), ``"auto"``
-    (measure once, cache) or ``"force"`` (always measure). ``variant``: force a kernel variant
+    (tensor cores, ~1e-3 relative error). ``tuning``: ``"auto"`` (the core's default: the first
+    multiply of a problem the tuner cache does not know measures the eligible variants and stores
+    the fastest; later ones, in any process, reuse it), ``"off"`` (heuristics only, nothing
+    measured or stored) or ``"force"`` (always measure). ``variant``: force a kernel variant
     by name (see :func:`bsrmm.variants`). ``stream``: for CUDA contexts, a stream every call
     runs on; left as None, each call runs on the current stream of the caller's array library
     (torch / cupy), else on the legacy default stream.
@@ -40,7 +42,7 @@ class Context:
         *,
         num_threads: int = 0,
         f32_mode: str = "exact",
-        tuning: str = "off",
+        tuning: str = "auto",
         variant: Optional[str] = None,
         stream: Any = None,
     ) -> None:
