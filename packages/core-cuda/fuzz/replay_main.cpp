@@ -39,6 +39,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("replay: %ld inputs ran cleanly\n", replayed);
+  std::printf("replay %s: %ld inputs ran cleanly\n", std::filesystem::path(argv[0]).filename().c_str(), replayed);
   return replayed > 0 ? 0 : 2;
 }
