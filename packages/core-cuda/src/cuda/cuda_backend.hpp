@@ -76,7 +76,8 @@ class DenseCopy {
 // A balanced static schedule for a persistent kernel (the plan builds one per matrix and shape
 // of request, src/matrix/work_schedule.hpp). Items are (N tile, slot), a slot being
 // `rows_per_slot` consecutive block rows; an item costs cost_per_block x the distinct block
-// columns of its rows + cost_per_item (its epilogue).
+// columns of its rows + cost_per_item (its epilogue). n_tiles == 0 asks for no schedule (the
+// kernel goes round robin), only the merged columns below.
 struct WorkRequest {
   int32_t rows_per_slot;
   int32_t n_tiles;
@@ -85,10 +86,15 @@ struct WorkRequest {
   int32_t cost_per_item;
 };
 // Device arrays: CTA c runs items[begin[c]] .. items[begin[c + 1] - 1] in order, each item
-// n_tile * slot_count + slot.
+// n_tile * slot_count + slot. With rows_per_slot > 1 also the slots' merged block columns
+// (src/matrix/group_columns.hpp): slot s has the (column, rows) pairs columns[2e], columns[2e + 1]
+// for e in column_begin[s] .. column_begin[s + 1] - 1, ascending, bit i of rows for its block
+// row i; columns is 8-byte aligned.
 struct WorkList {
   const int32_t* items;
   const int32_t* begin;
+  const int32_t* column_begin;
+  const uint32_t* columns;
 };
 class WorkListSource {
  public:

@@ -2,8 +2,8 @@
 
 #include "../common/device_runtime.hpp"
 #include "bsr_matrix.hpp"
+#include "group_columns.hpp"
 #include "work_schedule.hpp"
-
 
 namespace bsrmm::matrix {
 
@@ -16,30 +16,54 @@ bool same(const cuda::WorkRequest& x, const cuda::WorkRequest& y) {
 
 }  // namespace
 
+detail::Buffer WorkLists::upload(const std::vector<uint32_t>& words, void* stream) const {
+  const bsrmm_device device = matrix_.device();
+  detail::Buffer buffer = detail::Buffer::allocate(words.size() * sizeof(uint32_t), device);
+  detail::copy_bytes(buffer.data(), device, words.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0},
+                     buffer.size(), stream);
+  // Callers on other streams use it at once, and `words` is freed by the caller.
+  detail::synchronize(device, stream);
+  return buffer;
+}
+
 cuda::WorkList WorkLists::get(const cuda::WorkRequest& request, void* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::unique_ptr<Entry>& entry : entries_)
-    if (same(entry->request, request)) return entry->list;
+  cuda::WorkList list{};
+  if (request.n_tiles > 0) {
+    const int32_t* begin = schedule(request, stream);
+    list.begin = begin;
+    list.items = begin + request.ctas + 1;
+  }
+  if (request.rows_per_slot > 1) {
+    const Columns& merged = columns(request.rows_per_slot, stream);
+    list.columns = merged.device.as<const uint32_t>();
+    list.column_begin = reinterpret_cast<const int32_t*>(list.columns + 2 * merged.pairs);
+  }
+  return list;
+}
 
-  const WorkSchedule schedule =
+const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* stream) {
+  for (const std::unique_ptr<Schedule>& made : schedules_)
+    if (same(made->request, request)) return made->device.as<const int32_t>();
+  const WorkSchedule balanced =
       balance_work(slot_costs(matrix_.row_ptr(), matrix_.col_idx(), request.rows_per_slot,
                               request.cost_per_block, request.cost_per_item),
                    request.n_tiles, request.ctas);
-  std::vector<int32_t> host(schedule.begin);
-  host.insert(host.end(), schedule.items.begin(), schedule.items.end());
-  auto entry = std::make_unique<Entry>();
-  entry->request = request;
-  const bsrmm_device device = matrix_.device();
-  entry->device = detail::Buffer::allocate(host.size() * sizeof(int32_t), device);
-  detail::copy_bytes(entry->device.data(), device, host.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0},
-                     entry->device.size(), stream);
-  // Callers on other streams use the list at once: it must be on the device, and `host` is
-  // freed on return.
-  detail::synchronize(device, stream);
-  const int32_t* begin = entry->device.as<const int32_t>();
-  entry->list = cuda::WorkList{begin + schedule.begin.size(), begin};
-  entries_.push_back(std::move(entry));
-  return entries_.back()->list;
+  std::vector<uint32_t> words(balanced.begin.begin(), balanced.begin.end());
+  words.insert(words.end(), balanced.items.begin(), balanced.items.end());
+  schedules_.push_back(std::make_unique<Schedule>(Schedule{request, upload(words, stream)}));
+  return schedules_.back()->device.as<const int32_t>();
+}
+
+const WorkLists::Columns& WorkLists::columns(int32_t rows_per_slot, void* stream) {
+  for (const std::unique_ptr<Columns>& made : columns_)
+    if (made->rows_per_slot == rows_per_slot) return *made;
+  const GroupColumns merged = group_columns(matrix_.row_ptr(), matrix_.col_idx(), rows_per_slot);
+  std::vector<uint32_t> words(merged.entries);  // the pairs first: 8-byte aligned for the kernel
+  words.insert(words.end(), merged.begin.begin(), merged.begin.end());
+  columns_.push_back(std::make_unique<Columns>(
+      Columns{rows_per_slot, upload(words, stream), int64_t(merged.entries.size() / 2)}));
+  return *columns_.back();
 }
 
 }  // namespace bsrmm::matrix

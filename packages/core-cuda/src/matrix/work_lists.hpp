@@ -1,7 +1,8 @@
 // The balanced schedules of one matrix's persistent GPU kernels (work_schedule.hpp), built on a
 // kernel's first request of each shape (rows per slot, N tiles, CTAs, costs), uploaded to the
-// matrix's device and kept with the matrix's plan. Any number of threads and streams may ask at
-// once: a list is complete on the device before any caller gets it.
+// matrix's device and kept with the matrix's plan; with them, for row groups, the groups' merged
+// columns (group_columns.hpp), one copy per group size. Any number of threads and streams may
+// ask at once: a list is complete on the device before any caller gets it.
 #pragma once
 
 #include "../common/buffer.hpp"
@@ -25,14 +26,25 @@ class WorkLists final : public cuda::WorkListSource {
   cuda::WorkList get(const cuda::WorkRequest& request, void* stream) override;
 
  private:
-  struct Entry {
+  struct Schedule {
     cuda::WorkRequest request;
     detail::Buffer device;  // begin (ctas + 1), then items
-    cuda::WorkList list;
   };
+  struct Columns {
+    int32_t rows_per_slot;
+    detail::Buffer device;  // the (column, rows) pairs, then column_begin (slots + 1)
+    int64_t pairs;
+  };
+  // Built on first use (under mutex_): begin then items on the device; the merged columns.
+  const int32_t* schedule(const cuda::WorkRequest& request, void* stream);
+  const Columns& columns(int32_t rows_per_slot, void* stream);
+  // `words` on the matrix's device, complete there on return.
+  detail::Buffer upload(const std::vector<uint32_t>& words, void* stream) const;
+
   const BsrMatrix& matrix_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<Entry>> entries_;  // a few: one per kernel shape and N
+  std::vector<std::unique_ptr<Schedule>> schedules_;  // a few: one per kernel shape and N
+  std::vector<std::unique_ptr<Columns>> columns_;     // one per group size
 };
 
 }  // namespace bsrmm::matrix

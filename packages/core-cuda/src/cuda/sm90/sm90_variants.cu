@@ -70,13 +70,17 @@ int grid_size(const KernelParams& params, const DeviceTraits& device) {
 // comes with a plan. Costs in the kernel's own units: see each variant's launch.
 void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
                    int rows_per_slot, int cost_per_block, int cost_per_item) {
-  // Past 4M tiles a list's build (~1 s on the host, once) and its 16 MB outweigh what it saves.
-  if (!args.work_lists || params.tile_count > (1 << 22)) return;
-  const WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots,
-                            grid_size(params, device), cost_per_block, cost_per_item};
+  if (!args.work_lists) return;
+  WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots,
+                      grid_size(params, device), cost_per_block, cost_per_item};
+  // Past 4M tiles a list's build (~1 s on the host, once) and its 16 MB outweigh what it saves:
+  // a request of no N tiles asks for the merged columns alone (the tiles go round robin).
+  if (params.tile_count > (1 << 22)) request.n_tiles = 0;
   const WorkList list = args.work_lists->get(request, args.stream);
   params.work_items = list.items;
   params.work_begin = list.begin;
+  params.group_column_begin = list.column_begin;
+  params.group_columns = reinterpret_cast<const uint2*>(list.columns);
 }
 
 template <typename Kernel>
@@ -177,8 +181,9 @@ struct TransposedVariant {
     return (args.a.block_row_count + Config::kGroup - 1) / Config::kGroup;
   }
 
+  // The producer walks the plan's merged columns of each row group: only calls with a plan.
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    if (!supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    if (!args.work_lists || !supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
     if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;

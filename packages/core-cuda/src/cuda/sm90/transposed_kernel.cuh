@@ -4,7 +4,8 @@
 // computes D = (64 columns of B)^T x (A blocks)^T. A tile is Group consecutive block rows (256
 // rows of C) x 128 columns (64 per consumer). B panels are the scarce resource (each B row slice
 // is used once per A block that touches it, and there is no other reuse), so the producer walks
-// the union of the group's column indices in order and loads each B slice once for all rows of
+// the union of the group's column indices in order (merged once per matrix by the plan:
+// src/matrix/group_columns) and loads each B slice once for all rows of
 // the group that contain that column: a stage = one column c: the Block x 128 slice of B at rows
 // c * Block, plus the A blocks of the rows that have column c (slot g for block row g);
 // meta[stage] is the bit set of those rows, 0 meaning "tile done".
@@ -30,7 +31,6 @@
 #include "wgmma.cuh"
 #include "work_walk.cuh"
 
-#include <climits>
 #include <cstdint>
 
 namespace bsrmm::cuda::sm90 {
@@ -123,65 +123,74 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
   const int lane = threadIdx.x % 32;
   if (warpgroup == 0) {
     warpgroup_release_registers<Config::kProducerRegisters>();
-    // The producer warps all walk the same merge (lane g < kGroup follows block row g of the
-    // group); warp w fills the stages of columns w, w + kProducerWarps, ... Measured on an H100:
-    // one warp doing the barrier and TMA work of every column (~1000 cycles each) left the
-    // consumers waiting on full stages for ~45% of their time.
+    // The producer warps all walk the tile's merged columns, which the plan computed once per
+    // matrix (redoing the merge per tile in every warp was two thirds of the producer's time on
+    // an H100), 32 entries per load; lane g < kGroup counts block row g's blocks (q: its next
+    // one). Warp w fills the stages of columns w, w + kProducerWarps, ...: one warp doing the
+    // barrier and TMA work of every column left the consumers waiting ~45% of their time.
     const int producer_warp = threadIdx.x / 32;
     if (threadIdx.x < kStages) dirty[threadIdx.x] = (1u << kGroup) - 1;  // smem starts undefined
     named_barrier_sync(3, 128);
     if (producer_warp >= Config::kProducerWarps) return;
     RingPosition<kStages> ring;
     uint32_t column_count = 0;
+    // One column's stage: its B slice (two 64-column halves) and the A blocks of the rows that
+    // have it; rows == 0 ends the tile (no bytes: the consumers only read meta).
+    auto fill_stage = [&](int column, uint32_t rows, int q, int n_tile) {
+      mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
+      uint8_t* stage = stages + ring.stage * Config::kStageBytes;
+      // Rows of an active unit without a block here are read by its wgmma: the slots that
+      // still hold an older column's block get a box entirely outside A, which TMA fills
+      // with zeros (and counts like any other box).
+      const uint32_t active = active_units_of<Config>(rows);
+      const uint32_t stale = dirty[ring.stage] & ~rows & active;
+      __syncwarp();
+      if (lane == 0) {
+        if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active) | rows;
+        meta[ring.stage] = rows;
+        mbarrier_arrive_expect_tx(
+            &full[ring.stage], rows ? Config::kBBytes + __popc(rows | stale) * Config::kABytes : 0);
+      }
+      __syncwarp();
+      uint8_t* slot = stage + Config::kBBytes + lane * Config::kABytes;
+      if (rows & (1u << lane))
+        tma_load_2d(slot, &p.a_map, 0, q * Block, &full[ring.stage]);
+      else if (stale & (1u << lane))
+        tma_load_2d(slot, &p.a_map, 0, p.a_zero_row, &full[ring.stage]);
+      if (rows && lane >= 30) {
+        const int half = lane - 30;
+        tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
+                    n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
+      }
+    };
     for (TileWalk walk(p); walk.more(); walk.advance()) {
       const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
-      const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
-      int q = 0, end = 0;
-      if (lane < kGroup && first_row + lane < p.block_rows) {
-        q = __ldg(p.row_ptr + first_row + lane);
-        end = __ldg(p.row_ptr + first_row + lane + 1);
-      }
-      // The next column is loaded one step ahead so its latency hides behind other lanes' work.
-      int head = q < end ? __ldg(p.col_idx + q) : INT_MAX;
-      int next = q + 1 < end ? __ldg(p.col_idx + q + 1) : INT_MAX;
+      const int group = tile - n_tile * p.tile_slots;
+      const int first_row = group * kGroup;
+      int q = lane < kGroup && first_row + lane < p.block_rows ? __ldg(p.row_ptr + first_row + lane) : 0;
+      const int end = __ldg(p.group_column_begin + group + 1);
+      // Lane i holds entry base + i; past the end (0, 0): the empty column that ends the tile.
+      auto entries_at = [&](int base) {
+        return base + lane < end ? __ldg(p.group_columns + base + lane) : make_uint2(0, 0);
+      };
+      int base = __ldg(p.group_column_begin + group);
+      uint2 held = entries_at(base);
       for (;;) {
-        const int column = __reduce_min_sync(0xffffffffu, head);
-        const uint32_t rows = column == INT_MAX ? 0u : __ballot_sync(0xffffffffu, head == column);
-        if (column_count++ % Config::kProducerWarps == uint32_t(producer_warp)) {
-          mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
-          uint8_t* stage = stages + ring.stage * Config::kStageBytes;
-          // Rows of an active unit without a block here are read by its wgmma: the slots that
-          // still hold an older column's block get a box entirely outside A, which TMA fills
-          // with zeros (and counts like any other box).
-          const uint32_t active = active_units_of<Config>(rows);
-          const uint32_t stale = dirty[ring.stage] & ~rows & active;
-          __syncwarp();
-          if (lane == 0) {
-            if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active) | rows;
-            meta[ring.stage] = rows;
-            mbarrier_arrive_expect_tx(
-                &full[ring.stage], rows ? Config::kBBytes + __popc(rows | stale) * Config::kABytes : 0);
-          }
-          __syncwarp();
-          uint8_t* slot = stage + Config::kBBytes + lane * Config::kABytes;
-          if (rows & (1u << lane))
-            tma_load_2d(slot, &p.a_map, 0, q * Block, &full[ring.stage]);
-          else if (stale & (1u << lane))
-            tma_load_2d(slot, &p.a_map, 0, p.a_zero_row, &full[ring.stage]);
-          if (rows && lane >= 30) {
-            const int half = lane - 30;
-            tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
-                        n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
-          }
+        const uint2 coming = entries_at(base + 32);  // lands while these 32 are issued
+        const int count = min(32, end - base + 1);   // + 1: the ending column, once
+#pragma unroll 1
+        for (int j = 0; j < count; ++j) {
+          const int column = int(__shfl_sync(0xffffffffu, held.x, j));
+          const uint32_t rows = __shfl_sync(0xffffffffu, held.y, j);
+          if (column_count++ % Config::kProducerWarps == uint32_t(producer_warp))
+            fill_stage(column, rows, q, n_tile);
+          q += (rows >> lane) & 1;
+          ring.advance();
         }
-        if (rows & (1u << lane)) {
-          ++q;
-          head = next;
-          next = q + 1 < end ? __ldg(p.col_idx + q + 1) : INT_MAX;
-        }
-        ring.advance();
-        if (!rows) break;
+        if (base + 32 > end) break;
+        base += 32;
+        held = coming;
       }
     }
   } else {

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/variant.hpp"
+#include "matrix/group_columns.hpp"
 #include "matrix/work_schedule.hpp"
 
 #include <cuda_bf16.h>
@@ -170,34 +171,59 @@ template <typename T>
 T* upload(const std::vector<T>& host);
 
 // What the matrix plan gives the kernels in the library (src/matrix/work_lists): balanced work
-// lists built from the host structure, one per request, kept until the operands go.
+// lists and the row groups' merged columns, built from the host structure, one per request,
+// kept until the operands go. `round_robin` leaves the schedule out (the kernels' fallback).
 class CheckWorkLists final : public WorkListSource {
  public:
   explicit CheckWorkLists(const HostBsr& bsr) : bsr_(bsr) {}
   ~CheckWorkLists() {
     for (Made& made : made_) cudaFree(made.device);
   }
-  WorkList get(const WorkRequest& request, void*) override {
+  WorkList get(const WorkRequest& asked, void*) override {
+    WorkRequest request = asked;
+    if (round_robin) request.n_tiles = 0;
     for (const Made& made : made_)
       if (std::memcmp(&made.request, &request, sizeof request) == 0) return made.list;
-    const matrix::WorkSchedule schedule = matrix::balance_work(
-        matrix::slot_costs(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot,
-                           request.cost_per_block, request.cost_per_item),
-        request.n_tiles, request.ctas);
-    std::vector<int32_t> host(schedule.begin);
-    host.insert(host.end(), schedule.items.begin(), schedule.items.end());
-    int32_t* device = upload(host);
-    made_.push_back({request, device, WorkList{device + schedule.begin.size(), device}});
-    last_makespan = schedule.makespan;
-    last_bound = schedule.lower_bound;
-    return made_.back().list;
+    std::vector<uint32_t> host;
+    WorkList list{};
+    size_t begin_at = 0, items_at = 0, columns_at = 0, column_begin_at = 0;
+    if (request.rows_per_slot > 1) {  // first: 8-byte aligned
+      const matrix::GroupColumns merged = matrix::group_columns(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot);
+      host = merged.entries;
+      column_begin_at = host.size();
+      host.insert(host.end(), merged.begin.begin(), merged.begin.end());
+    }
+    if (request.n_tiles > 0) {
+      const matrix::WorkSchedule schedule = matrix::balance_work(
+          matrix::slot_costs(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot,
+                             request.cost_per_block, request.cost_per_item),
+          request.n_tiles, request.ctas);
+      begin_at = host.size();
+      host.insert(host.end(), schedule.begin.begin(), schedule.begin.end());
+      items_at = host.size();
+      host.insert(host.end(), schedule.items.begin(), schedule.items.end());
+      last_makespan = schedule.makespan;
+      last_bound = schedule.lower_bound;
+    }
+    uint32_t* device = upload(host);
+    if (request.n_tiles > 0) {
+      list.begin = reinterpret_cast<const int32_t*>(device + begin_at);
+      list.items = reinterpret_cast<const int32_t*>(device + items_at);
+    }
+    if (request.rows_per_slot > 1) {
+      list.columns = device + columns_at;
+      list.column_begin = reinterpret_cast<const int32_t*>(device + column_begin_at);
+    }
+    made_.push_back({request, device, list});
+    return list;
   }
+  bool round_robin = false;
   int64_t last_makespan = 0, last_bound = 0;
 
  private:
   struct Made {
     WorkRequest request;
-    int32_t* device;
+    uint32_t* device;
     WorkList list;
   };
   const HostBsr& bsr_;
@@ -280,7 +306,8 @@ struct Operands {
     a.f32_mode = BSRMM_F32_EXACT;
     a.device = 0;
     a.stream = nullptr;
-    a.work_lists = round_robin ? nullptr : work_lists.get();
+    work_lists->round_robin = round_robin;
+    a.work_lists = work_lists.get();
     return a;
   }
 
