@@ -78,9 +78,7 @@ TEST(Concurrency, ThreadsVaryOpAndVariantOnOneMatrix) {
   Context ctx;
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   const HostBsr host = stress_matrix(7, BSRMM_DTYPE_F16);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix matrix(ctx, desc);
+  const Matrix matrix = matrix_of(ctx, host);
   std::atomic<long> multiplies{0};
   const Budget budget(budget_per_test, 4);
   on_threads(stress_threads, [&](int w) {
@@ -105,14 +103,12 @@ TEST(Concurrency, ManyContextsCreatedAndDestroyedConcurrently) {
   std::atomic<long> contexts{0};
   const Budget budget(budget_per_test, 3);
   on_threads(stress_threads, [&](int w) {
-    HostBsr arrays = host;  // desc() writes narrow copies into its object: one per thread
     // Each round creates a context, a matrix and its copy, multiplies once and destroys them.
     contexts += budget.rounds([&](int r) {
       Context ctx;
       ctx.set_tuning_mode(BSRMM_TUNING_OFF);
       ctx.set_num_threads(1 + (w + r) % 3);
-      bsrmm_bsr_desc desc = arrays.desc(r % 2 ? BSRMM_INDEX_I64 : BSRMM_INDEX_I32);
-      const Matrix matrix(ctx, desc);
+      const Matrix matrix = matrix_of(ctx, host, r % 2 ? BSRMM_INDEX_I64 : BSRMM_INDEX_I32);
       const Matrix copy = matrix.copy_to(ctx);
       checked_multiply(ctx, r % 2 ? copy : matrix, host, r % 3 ? BSRMM_OP_NONE : BSRMM_OP_TRANSPOSE,
                        8, 31 * r + w, "context " + std::to_string(r) + " of worker " + std::to_string(w));
@@ -126,9 +122,7 @@ TEST(Concurrency, SettingsChangeWhileThreadsMultiply) {
   Context ctx;
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   const HostBsr host = stress_matrix(13, BSRMM_DTYPE_BF16);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix matrix(ctx, desc);
+  const Matrix matrix = matrix_of(ctx, host);
   std::atomic<bool> done{false};
   std::atomic<long> multiplies{0}, changes{0};
   std::thread changer([&] {
@@ -167,9 +161,7 @@ TEST(Concurrency, ThreadsTuneTheSameProblemsAtOnce) {
 
   const HostBsr host = stress_matrix(17, BSRMM_DTYPE_F32);
   Context shared;  // AUTO, the default
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix matrix(shared, desc);
+  const Matrix matrix = matrix_of(shared, host);
   std::atomic<long> multiplies{0};
   const Budget budget(budget_per_test, 2);
   on_threads(stress_threads, [&](int w) {

@@ -83,9 +83,7 @@ TEST(CudaFaults, OutOfDeviceMemoryIsReportedAndRecovered) {
   bsrmm_matrix_destroy(again);
   Random rng(3);
   const HostBsr host = random_bsr(rng, 4, 4, 16, 16, 0.5, BSRMM_DTYPE_F16);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc small = arrays.desc();
-  const Matrix a(ctx, small);
+  const Matrix a = matrix_of(ctx, host);
   checked_gpu_multiply(ctx, a, host, BSRMM_OP_NONE, 64, 5, "multiply after running out of device memory");
 }
 
@@ -95,9 +93,7 @@ TEST(CudaConcurrency, ThreadsShareOneContextAndOneMatrix) {
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   Random rng(17);
   const HostBsr host = random_bsr(rng, 8, 6, 16, 16, 0.4, BSRMM_DTYPE_F16);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
+  const Matrix a = matrix_of(ctx, host);
   std::atomic<long> multiplies{0};
   const Budget budget(gpu_budget, 3);
   on_threads(gpu_threads, [&](int w) {
@@ -115,9 +111,7 @@ TEST(CudaConcurrency, ThreadsWithOwnContextsAndStreamsShareOneMatrix) {
   Context owner(cuda(0));
   Random rng(19);
   const HostBsr host = random_bsr(rng, 6, 8, 32, 16, 0.5, BSRMM_DTYPE_BF16);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(owner, desc);
+  const Matrix a = matrix_of(owner, host);
   std::atomic<long> multiplies{0};
   const Budget budget(gpu_budget, 3);
   on_threads(gpu_threads, [&](int w) {

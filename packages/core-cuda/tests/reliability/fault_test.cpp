@@ -72,7 +72,9 @@ TEST(Faults, NonexistentDeviceOrdinalIsNoDevice) {
   EXPECT_EQ(bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 4096}, &ctx), BSRMM_STATUS_NO_DEVICE);
   EXPECT_EQ(ctx, nullptr);
   const std::string message = bsrmm_last_error();
-  if (gpu_available()) EXPECT_NE(message.find("4096"), std::string::npos) << message;
+  if (gpu_available()) {
+    EXPECT_NE(message.find("4096"), std::string::npos) << message;
+  }
   cpu_still_works("a nonexistent device");
 }
 
@@ -161,9 +163,7 @@ TEST(FaultsInAFreshProcess, MultiplyOutOfMemory) {
   Context ctx;
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
   ctx.set_num_threads(1);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
+  const Matrix a = matrix_of(ctx, host);
   HostDense b(host.rows, 8, BSRMM_DTYPE_F32), c(host.cols, 8, BSRMM_DTYPE_F32);
   for (int64_t i = 0; i < host.rows; ++i)
     for (int64_t j = 0; j < 8; ++j) b.set(i, j, rng.uniform(-1, 1));

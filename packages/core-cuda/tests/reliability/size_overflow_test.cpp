@@ -92,9 +92,7 @@ TEST(SizeOverflow, LeadingDimensionsPast2To31AreExact) {
     const HostBsr host = random_bsr(rng, 3, 2, 2, 3, 0.6, dtype);
     Context ctx;
     ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-    HostBsr arrays = host;
-    bsrmm_bsr_desc desc = arrays.desc();
-    const Matrix a(ctx, desc);
+    const Matrix a = matrix_of(ctx, host);
     const std::vector<double> dense_a = host.to_dense();
     for (const char* variant : variants) {
       ctx.set_variant(variant);
@@ -200,9 +198,7 @@ TEST(SizeOverflow, DenseConversionsWithHugeLeadingDimension) {
   Random rng(9);
   const HostBsr host = random_bsr(rng, 2, 3, 2, 2, 0.7, BSRMM_DTYPE_F32);
   Context ctx;
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
+  const Matrix a = matrix_of(ctx, host);
   for (bsrmm_layout layout : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR}) {
     MappedDense out(host.rows, host.cols, two_pow_31 + 1, layout, host.dtype);
     SKIP_UNLESS_MAPPED(out);
@@ -228,9 +224,7 @@ TEST(SizeOverflow, UnaddressableDenseExtentsAreRejected) {
   const HostBsr host = random_bsr(rng, 2, 2, 2, 2, 1.0, BSRMM_DTYPE_F64);
   Context ctx;
   ctx.set_tuning_mode(BSRMM_TUNING_OFF);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
+  const Matrix a = matrix_of(ctx, host);
   HostDense b(host.cols, 4, BSRMM_DTYPE_F64), c(host.rows, 4, BSRMM_DTYPE_F64);
   for (int64_t i = 0; i < host.cols; ++i)
     for (int64_t j = 0; j < 4; ++j) b.set(i, j, rng.uniform(-1, 1));

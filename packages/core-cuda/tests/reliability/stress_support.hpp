@@ -67,6 +67,14 @@ class Budget {
   int min_rounds_;
 };
 
+// A matrix on `ctx` from `host`'s arrays. bsrmm copies them; desc() writes narrow index copies
+// into its object, so it runs on a copy and `host` may be shared by threads.
+inline Matrix matrix_of(Context& ctx, const HostBsr& host, bsrmm_index_type index_type = BSRMM_INDEX_I32) {
+  HostBsr arrays = host;
+  const bsrmm_bsr_desc desc = arrays.desc(index_type);
+  return Matrix(ctx, desc);
+}
+
 // Runs worker(0) ... worker(threads - 1), each on a thread of its own, and waits for all. A
 // worker's locals (its context, its stream) live on its thread for as long as it runs.
 template <typename Worker>
@@ -114,9 +122,7 @@ inline void checked_multiply(Context& ctx, const Matrix& a, const HostBsr& host,
 inline void expect_still_works(Context& ctx, const std::string& after) {
   Random rng(21);
   const HostBsr host = random_bsr(rng, 5, 4, 3, 2, 0.5, BSRMM_DTYPE_F32);
-  HostBsr arrays = host;
-  bsrmm_bsr_desc desc = arrays.desc();
-  const Matrix a(ctx, desc);
+  const Matrix a = matrix_of(ctx, host);
   checked_multiply(ctx, a, host, BSRMM_OP_NONE, 7, 3, "multiply after " + after);
   checked_multiply(ctx, a, host, BSRMM_OP_TRANSPOSE, 7, 4, "A^T multiply after " + after);
 }
