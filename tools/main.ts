@@ -3,8 +3,8 @@
 //   npm test       ->  tsx tools/main.ts test    bootstrap, build, every package's tests
 // Also `build` and `bootstrap`. Arguments after the command go to `turbo run`
 // (e.g. `npm test -- --force` re-runs tests whose results are cached).
-import { existsSync, readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrap } from "./toolchain/bootstrap.ts";
 import { toolchainEnv } from "./toolchain/env.ts";
@@ -26,8 +26,14 @@ function requireBenchScript(): void {
 }
 
 function turboRun(task: string, extra: string[]): void {
+  // Tests tune (the default mode is auto) into a cache of their own run, never the user's
+  // ~/.cache/bsrmm/tuning.json; a BSRMM_TUNING_CACHE the caller set still wins.
+  const testCache = task === "test" && process.env.BSRMM_TUNING_CACHE === undefined
+    ? { BSRMM_TUNING_CACHE: join(mkdtempSync(join(tmpdir(), "bsrmm-test-tuning-")), "tuning.json") }
+    : {};
   const env = toolchainEnv({
     ...process.env,
+    ...testCache,
     BSRMM_MACHINE: machineFingerprint(),
     TURBO_TELEMETRY_DISABLED: "1",
   });
