@@ -1,9 +1,13 @@
 //! Builds (or finds) the bsrmm core, compiles the cxx bridge against its headers and links the
-//! core statically with exactly the libraries its exported CMake config asks for.
+//! core (statically by default) with exactly the libraries its exported CMake config asks for.
 //!
 //! Environment:
 //!   BSRMM_CORE_PREFIX  a prebuilt install of the core (e.g. packages/core-cuda/build/install):
 //!                      used as is, nothing is rebuilt.
+//!   BSRMM_CORE_LINK    `static` (default) or `dynamic`: link libbsrmm.a, or libbsrmm.so (built
+//!                      with BUILD_SHARED_LIBS, or the prefix's, which must then be shared). The
+//!                      program then needs that libbsrmm.so.0 at run time (LD_LIBRARY_PATH): one
+//!                      copy of the CUDA kernels serves many programs (tools/gpu/stage-carry.sh).
 //!   BSRMM_CORE_SOURCE  the core's source dir (default: core-cuda/ in this crate, a link to
 //!                      packages/core-cuda in the repository, a copy in the published crate).
 //!   BSRMM_NO_CUDA=1    build the core CPU-only even where nvcc is found.
@@ -16,13 +20,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    for var in ["BSRMM_CORE_PREFIX", "BSRMM_CORE_SOURCE", "BSRMM_NO_CUDA", "CUDACXX", "PATH", "BSRMM_JOBS"] {
+    for var in ["BSRMM_CORE_PREFIX", "BSRMM_CORE_LINK", "BSRMM_CORE_SOURCE", "BSRMM_NO_CUDA", "CUDACXX", "PATH", "BSRMM_JOBS"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=shim");
     println!("cargo:rerun-if-changed=cmake/link-probe/CMakeLists.txt");
 
     let nvcc = find_nvcc();
+    let shared = match env::var("BSRMM_CORE_LINK").as_deref() {
+        Err(_) | Ok("") | Ok("static") => false,
+        Ok("dynamic") => true,
+        Ok(other) => fail(&format!("BSRMM_CORE_LINK={other}: expected `static` or `dynamic`")),
+    };
     let prefix = match env::var_os("BSRMM_CORE_PREFIX") {
         Some(prefix) => {
             let prefix = PathBuf::from(prefix);
@@ -35,10 +44,21 @@ fn main() {
             }
             prefix
         }
-        None => build_core(nvcc.as_deref()),
+        None => build_core(nvcc.as_deref(), shared),
     };
 
-    let (link, cuda) = probe_link_line(&prefix, nvcc.as_deref());
+    let (link, cuda, prefix_shared) = probe_link_line(&prefix, nvcc.as_deref());
+    if prefix_shared != shared {
+        fail(&format!(
+            "BSRMM_CORE_LINK={} but the core at {} is a {} library: install the core with \
+             -DBUILD_SHARED_LIBS={}, or set BSRMM_CORE_LINK={}",
+            if shared { "dynamic" } else { "static" },
+            prefix.display(),
+            if prefix_shared { "shared" } else { "static" },
+            if shared { "ON" } else { "OFF" },
+            if prefix_shared { "dynamic" } else { "static" },
+        ));
+    }
 
     cxx_build::bridge("src/lib.rs")
         .file("shim/bsrmm_shim.cc")
@@ -74,7 +94,7 @@ fn find_nvcc() -> Option<PathBuf> {
     env::split_paths(&path).map(|dir| dir.join("nvcc")).find(|nvcc| nvcc.is_file())
 }
 
-fn build_core(nvcc: Option<&Path>) -> PathBuf {
+fn build_core(nvcc: Option<&Path>, shared: bool) -> PathBuf {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let source = env::var_os("BSRMM_CORE_SOURCE")
         .map(PathBuf::from)
@@ -94,6 +114,7 @@ fn build_core(nvcc: Option<&Path>) -> PathBuf {
     config
         .profile("Release")
         .define("BSRMM_BUILD_TESTS", "OFF")
+        .define("BUILD_SHARED_LIBS", if shared { "ON" } else { "OFF" })
         // Rust links the archive into position-independent executables and cdylibs (Node addon).
         .define("CMAKE_POSITION_INDEPENDENT_CODE", "ON")
         .env("CMAKE_BUILD_PARALLEL_LEVEL", &jobs);
@@ -110,11 +131,11 @@ fn build_core(nvcc: Option<&Path>) -> PathBuf {
 }
 
 /// The libraries (and search dirs) a program needs to link `bsrmm::bsrmm`, as cargo directives,
-/// and whether the core has its CUDA backend.
+/// whether the core has its CUDA backend, and whether it is a shared library.
 ///
 /// The core's exported config is the authority (static CUDA runtime, threads, ...), so a tiny
 /// CMake project links a program against it and the link line CMake writes is translated.
-fn probe_link_line(prefix: &Path, nvcc: Option<&Path>) -> (Vec<String>, bool) {
+fn probe_link_line(prefix: &Path, nvcc: Option<&Path>) -> (Vec<String>, bool, bool) {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("link-probe");
     let _ = fs::remove_dir_all(&out);
@@ -143,8 +164,8 @@ fn probe_link_line(prefix: &Path, nvcc: Option<&Path>) -> (Vec<String>, bool) {
     let link_txt = out.join("CMakeFiles/bsrmm_link_probe.dir/link.txt");
     let line = fs::read_to_string(&link_txt)
         .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", link_txt.display())));
-    let cuda = fs::read_to_string(out.join("with_cuda.txt")).is_ok_and(|v| v.trim() == "1");
-    (translate_link_line(&line, &out), cuda)
+    let flag = |file: &str| fs::read_to_string(out.join(file)).is_ok_and(|v| v.trim() == "1");
+    (translate_link_line(&line, &out), flag("with_cuda.txt"), flag("shared.txt"))
 }
 
 /// Turns a compiler-driver link command into cargo link directives, in order.
