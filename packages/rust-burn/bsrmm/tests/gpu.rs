@@ -1,46 +1,166 @@
-//! GPU multiplies on device memory. Skips (with the reason) where bsrmm reports no CUDA device
-//! or was built without CUDA; runs on the GPU machines.
+//! GPU multiplies: every dtype, matrices made from host arrays and from device arrays, dense
+//! operands in device memory (both layouts, with the epilogue) and host data staged through
+//! device buffers, and the errors a GPU call must give. Skips (with the reason) where bsrmm
+//! reports no CUDA device or was built without CUDA; with BSRMM_TEST_REQUIRE_CUDA=1 (the GPU
+//! machine's run scripts set it) a missing GPU fails instead, so a broken setup cannot pass.
 
 mod common;
 
-use bsrmm::{bf16, f16, matmul_into, BsrMatrix, Context, DeviceBuffer, Device, Element, Layout, MatmulOptions, Op};
+use bsrmm::{
+    bf16, f16, matmul_into, Activation, BsrMatrix, Context, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout,
+    MatmulOptions, Op,
+};
 use common::{check, reference, RandomBsr, Rng};
 
 fn gpu_or_skip(test: &str) -> Option<Context> {
-    if !bsrmm::cuda_compiled() {
-        eprintln!("SKIP {test}: bsrmm was built without CUDA (no nvcc found at build time)");
-        return None;
+    let reason = if !bsrmm::cuda_compiled() {
+        "bsrmm was built without CUDA (no nvcc found at build time)".to_owned()
+    } else {
+        match bsrmm::cuda_device_count() {
+            Ok(n) if n > 0 => return Some(Context::new(Device::Cuda(0)).expect("a CUDA context on device 0")),
+            Ok(_) => "the core reports 0 CUDA devices".to_owned(),
+            Err(e) => format!("no CUDA device ({e})"),
+        }
+    };
+    if std::env::var("BSRMM_TEST_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+        panic!("{test}: BSRMM_TEST_REQUIRE_CUDA=1 but {reason}");
     }
-    match bsrmm::cuda_device_count() {
-        Ok(n) if n > 0 => Some(Context::new(Device::Cuda(0)).expect("a CUDA context on device 0")),
-        Ok(_) => None,
-        Err(e) => {
-            eprintln!("SKIP {test}: no CUDA device ({e})");
-            None
+    eprintln!("SKIP {test}: {reason}");
+    None
+}
+
+/// Where a GPU matrix comes from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// Built on the host, copied to the GPU.
+    HostCopy,
+    /// Built from BSR arrays already in device memory, the values borrowed in place.
+    DeviceBorrowed,
+}
+
+/// i32 indices in a device buffer: `DeviceBuffer` holds elements, so the indices travel as f32
+/// of the same bits (a byte copy either way).
+fn device_indices(indices: &[i32]) -> DeviceBuffer<f32> {
+    let bits: Vec<f32> = indices.iter().map(|&i| f32::from_bits(i as u32)).collect();
+    DeviceBuffer::from_host(Device::Cuda(0), &bits).unwrap()
+}
+
+/// The device arrays a borrowed matrix reads; they must outlive it.
+struct DeviceBsr<T: Element> {
+    row_ptr: DeviceBuffer<f32>,
+    col_idx: DeviceBuffer<f32>,
+    values: DeviceBuffer<T>,
+}
+
+fn gpu_matrix<T: Element>(gpu: &Context, a: &RandomBsr<T>, source: Source) -> (BsrMatrix<T>, Option<DeviceBsr<T>>) {
+    match source {
+        Source::HostCopy => {
+            let cpu = Context::cpu().unwrap();
+            let host = BsrMatrix::from_bsr(&cpu, a.rows, a.cols, a.block, &a.row_ptr, &a.col_idx, &a.values, Default::default()).unwrap();
+            (host.copy_to(gpu).unwrap(), None)
+        }
+        Source::DeviceBorrowed => {
+            let arrays = DeviceBsr {
+                row_ptr: device_indices(&a.row_ptr),
+                col_idx: device_indices(&a.col_idx),
+                values: DeviceBuffer::from_host(Device::Cuda(0), &a.values).unwrap(),
+            };
+            // SAFETY: the arrays hold the sizes the matrix reads and are returned to the caller,
+            // which keeps them alive (and unchanged) for as long as the matrix.
+            let matrix = unsafe {
+                BsrMatrix::from_raw_parts(
+                    gpu,
+                    a.rows,
+                    a.cols,
+                    a.block,
+                    a.col_idx.len(),
+                    arrays.row_ptr.view(a.row_ptr.len(), 1, 1, Layout::RowMajor).unwrap().as_ptr().cast::<i32>(),
+                    arrays.col_idx.view(a.col_idx.len().max(1), 1, 1, Layout::RowMajor).unwrap().as_ptr().cast::<i32>(),
+                    arrays.values.view(a.values.len().max(1), 1, 1, Layout::RowMajor).unwrap().as_ptr(),
+                    Device::Cuda(0),
+                    true,
+                )
+            }
+            .unwrap();
+            (matrix, Some(arrays))
         }
     }
 }
 
-fn gpu_case<T: Element>(gpu: &Context, block: (usize, usize), transpose: bool, seed: u64) {
-    let cpu = Context::cpu().unwrap();
-    let mut rng = Rng::new(seed);
-    let a = RandomBsr::<T>::new(&mut rng, 12, 10, block, 0.3);
-    let host = BsrMatrix::from_bsr(&cpu, a.rows, a.cols, a.block, &a.row_ptr, &a.col_idx, &a.values, Default::default()).unwrap();
-    let matrix = host.copy_to(gpu).unwrap();
+struct Case {
+    block: (usize, usize),
+    transpose: bool,
+    b_layout: Layout,
+    c_layout: Layout,
+    /// alpha, beta, bias, activation: the whole epilogue on device operands.
+    epilogue: bool,
+    source: Source,
+    seed: u64,
+}
+
+fn gpu_case<T: Element>(gpu: &Context, case: &Case) {
+    let mut rng = Rng::new(case.seed);
+    let a = RandomBsr::<T>::new(&mut rng, 12, 10, case.block, 0.3);
+    let (matrix, _device_arrays) = gpu_matrix(gpu, &a, case.source);
     assert_eq!(matrix.device(), Device::Cuda(0));
-    let (m, k) = if transpose { (a.cols, a.rows) } else { (a.rows, a.cols) };
+    let (m, k) = if case.transpose { (a.cols, a.rows) } else { (a.rows, a.cols) };
     let n = 40;
     let b: Vec<T> = (0..k * n).map(|_| T::from_f64(rng.value())).collect();
+    let (alpha, beta, activation) = if case.epilogue { (0.75, -0.5, Activation::Gelu) } else { (1.0, 0.0, Activation::None) };
+    let bias: Vec<T> = (0..m).map(|_| T::from_f64(rng.value())).collect();
+    // Poisoned where beta = 0: every element the multiply misses stays NaN.
+    let c0: Vec<T> = (0..m * n).map(|_| if case.epilogue { T::from_f64(rng.value()) } else { T::from_f64(f64::NAN) }).collect();
+
     let d_b = DeviceBuffer::from_host(Device::Cuda(0), &b).unwrap();
-    // Poisoned: every element the multiply misses stays NaN.
-    let mut d_c = DeviceBuffer::from_host(Device::Cuda(0), &vec![T::from_f64(f64::NAN); m * n]).unwrap();
-    let options = MatmulOptions::new().op(if transpose { Op::Transpose } else { Op::None });
-    matmul_into(gpu, &matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c.view_mut(m, n, n, Layout::RowMajor).unwrap(), &options).unwrap();
+    let mut d_c = DeviceBuffer::from_host(Device::Cuda(0), &c0).unwrap();
+    let d_bias = DeviceBuffer::from_host(Device::Cuda(0), &bias).unwrap();
+    let mut options = MatmulOptions::new()
+        .op(if case.transpose { Op::Transpose } else { Op::None })
+        .alpha(alpha)
+        .beta(beta)
+        .activation(activation);
+    if case.epilogue {
+        options = options.bias(d_bias.view(m, 1, 1, Layout::RowMajor).unwrap());
+    }
+    let b_view = d_b.view(k, n, case.b_layout.min_ld(k, n), case.b_layout).unwrap();
+    let c_view = d_c.view_mut(m, n, case.c_layout.min_ld(m, n), case.c_layout).unwrap();
+    matmul_into(gpu, &matrix, b_view, c_view, &options).unwrap();
     gpu.synchronize().unwrap();
     let c = d_c.to_vec().unwrap();
-    let want = reference(&a.dense_f64(), a.rows, a.cols, transpose, |p, j| b[p * n + j].to_f64(), n, 1.0, 0.0, |_, _| 0.0, None, bsrmm::Activation::None);
-    check::<T>(&format!("gpu {:?} block {block:?} transpose {transpose}", T::DTYPE), &want, |i, j| c[i * n + j]);
+
+    let (bl, cl) = (case.b_layout, case.c_layout);
+    let bias_f64: Vec<f64> = bias.iter().map(|v| v.to_f64()).collect();
+    let want = reference(
+        &a.dense_f64(),
+        a.rows,
+        a.cols,
+        case.transpose,
+        |p, j| b[bl.offset(p, j, bl.min_ld(k, n))].to_f64(),
+        n,
+        alpha,
+        beta,
+        |i, j| c0[cl.offset(i, j, cl.min_ld(m, n))].to_f64(),
+        case.epilogue.then_some(&bias_f64[..]),
+        activation,
+    );
+    let what = format!(
+        "gpu {:?} block {:?} transpose {} B {bl:?} C {cl:?} epilogue {} matrix {:?}",
+        T::DTYPE,
+        case.block,
+        case.transpose,
+        case.epilogue,
+        case.source
+    );
+    check::<T>(&what, &want, |i, j| c[cl.offset(i, j, cl.min_ld(m, n))]);
     assert!(!gpu.last_variant().is_empty());
+    // A borrowing matrix goes before the device arrays it reads.
+    drop(matrix);
+}
+
+fn every_dtype(gpu: &Context, case: &Case) {
+    gpu_case::<f32>(gpu, case);
+    gpu_case::<f16>(gpu, case);
+    gpu_case::<bf16>(gpu, case);
 }
 
 #[test]
@@ -49,11 +169,97 @@ fn gpu_matches_reference() {
     for (i, block) in [(16, 16), (32, 32), (64, 64)].into_iter().enumerate() {
         for transpose in [false, true] {
             let seed = 900 + i as u64 * 2 + transpose as u64;
-            gpu_case::<f32>(&gpu, block, transpose, seed);
-            gpu_case::<f16>(&gpu, block, transpose, seed);
-            gpu_case::<bf16>(&gpu, block, transpose, seed);
+            let case = Case { block, transpose, b_layout: Layout::RowMajor, c_layout: Layout::RowMajor, epilogue: false, source: Source::HostCopy, seed };
+            every_dtype(&gpu, &case);
         }
     }
+}
+
+#[test]
+fn gpu_layouts_and_epilogue_on_device_operands() {
+    let Some(gpu) = gpu_or_skip("gpu_layouts_and_epilogue_on_device_operands") else { return };
+    let mut seed = 950;
+    for (b_layout, c_layout) in [(Layout::ColMajor, Layout::RowMajor), (Layout::RowMajor, Layout::ColMajor), (Layout::ColMajor, Layout::ColMajor)] {
+        for transpose in [false, true] {
+            seed += 1;
+            let case = Case { block: (32, 32), transpose, b_layout, c_layout, epilogue: true, source: Source::HostCopy, seed };
+            every_dtype(&gpu, &case);
+        }
+    }
+    // A rectangular block shape with the epilogue.
+    let case = Case { block: (16, 32), transpose: false, b_layout: Layout::RowMajor, c_layout: Layout::RowMajor, epilogue: true, source: Source::HostCopy, seed: 970 };
+    every_dtype(&gpu, &case);
+}
+
+#[test]
+fn gpu_matrix_from_device_arrays_with_borrowed_values() {
+    let Some(gpu) = gpu_or_skip("gpu_matrix_from_device_arrays_with_borrowed_values") else { return };
+    for (i, transpose) in [false, true].into_iter().enumerate() {
+        let case = Case { block: (64, 64), transpose, b_layout: Layout::RowMajor, c_layout: Layout::RowMajor, epilogue: i == 1, source: Source::DeviceBorrowed, seed: 980 + i as u64 };
+        every_dtype(&gpu, &case);
+    }
+}
+
+#[test]
+fn gpu_host_data_round_trips_through_device_buffers() {
+    let Some(_gpu) = gpu_or_skip("gpu_host_data_round_trips_through_device_buffers") else { return };
+    let mut rng = Rng::new(990);
+    let data: Vec<bf16> = (0..1000).map(|_| bf16::from_f64(rng.value())).collect();
+    let buffer = DeviceBuffer::from_host(Device::Cuda(0), &data).unwrap();
+    assert_eq!((buffer.len(), buffer.device()), (1000, Device::Cuda(0)));
+    assert_eq!(buffer.to_vec().unwrap(), data);
+    let mut short = vec![bf16::from_f64(0.0); 999];
+    assert_eq!(buffer.copy_to_host(&mut short).unwrap_err().code(), "BSRMM_STATUS_INVALID_ARGUMENT");
+}
+
+fn assert_invalid<T: std::fmt::Debug>(what: &str, result: bsrmm::Result<T>, needle: &str) {
+    let err = result.expect_err(what);
+    assert_eq!(err.code(), "BSRMM_STATUS_INVALID_ARGUMENT", "{what}: {err}");
+    assert!(err.message().to_lowercase().contains(needle), "{what}: message {:?} should mention {needle:?}", err.message());
+}
+
+#[test]
+fn gpu_errors_name_the_argument() {
+    let Some(gpu) = gpu_or_skip("gpu_errors_name_the_argument") else { return };
+    let cpu = Context::cpu().unwrap();
+    let mut rng = Rng::new(995);
+    let a = RandomBsr::<f16>::new(&mut rng, 4, 4, (16, 16), 0.5);
+    let host_matrix = BsrMatrix::from_bsr(&cpu, a.rows, a.cols, a.block, &a.row_ptr, &a.col_idx, &a.values, Default::default()).unwrap();
+    let gpu_matrix = host_matrix.copy_to(&gpu).unwrap();
+    let (k, n) = (a.cols, 8);
+    let b = vec![f16::from_f64(1.0); k * n];
+    let mut c = vec![f16::from_f64(f64::NAN); a.rows * n];
+    let d_b = DeviceBuffer::from_host(Device::Cuda(0), &b).unwrap();
+    let mut d_c = DeviceBuffer::from_host(Device::Cuda(0), &c).unwrap();
+    let options = MatmulOptions::new();
+
+    // Host operands handed to a GPU multiply: the core refuses, naming the operand and devices.
+    let host_b = DenseRef::packed(&b, k, n, Layout::RowMajor).unwrap();
+    let d_c_view = d_c.view_mut(a.rows, n, n, Layout::RowMajor).unwrap();
+    assert_invalid("host B on a GPU context", matmul_into(&gpu, &gpu_matrix, host_b, d_c_view, &options), "b is on");
+    let host_c = DenseMut::packed(&mut c, a.rows, n, Layout::RowMajor).unwrap();
+    assert_invalid("host C on a GPU context", matmul_into(&gpu, &gpu_matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), host_c, &options), "c is on");
+    // A matrix on the host with a GPU context, and a GPU matrix with the CPU context.
+    let d_c_view = d_c.view_mut(a.rows, n, n, Layout::RowMajor).unwrap();
+    assert_invalid("host matrix on a GPU context", matmul_into(&gpu, &host_matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c_view, &options), "a is on");
+    let d_c_view = d_c.view_mut(a.rows, n, n, Layout::RowMajor).unwrap();
+    assert_invalid("GPU operands on the CPU context", matmul_into(&cpu, &gpu_matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c_view, &options), "a is on");
+    // A bias in host memory next to a device C.
+    let bias = vec![f16::from_f64(0.0); a.rows];
+    let d_c_view = d_c.view_mut(a.rows, n, n, Layout::RowMajor).unwrap();
+    let with_host_bias = MatmulOptions::new().bias(DenseRef::vector(&bias));
+    assert_invalid("host bias, device C", matmul_into(&gpu, &gpu_matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c_view, &with_host_bias), "bias");
+    // Shapes are checked on the GPU path as on the CPU one.
+    let d_c_view = d_c.view_mut(a.rows - 16, n, n, Layout::RowMajor).unwrap();
+    assert_invalid("C with too few rows", matmul_into(&gpu, &gpu_matrix, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c_view, &options), "");
+    // Views must fit their buffer.
+    assert_invalid("a view past the end", d_b.view(k, n + 1, n + 1, Layout::RowMajor), "does not fit");
+    // Nothing above wrote C.
+    assert!(d_c.to_vec().unwrap().iter().all(|v| v.to_f64().is_nan()));
+    // A device that is not there.
+    let err = DeviceBuffer::<f32>::new(Device::Cuda(4096), 16).unwrap_err();
+    assert!(matches!(err.code(), "BSRMM_STATUS_NO_DEVICE" | "BSRMM_STATUS_CUDA_ERROR"), "{err}");
+    assert!(Context::new(Device::Cuda(4096)).is_err());
 }
 
 #[test]
