@@ -97,8 +97,11 @@ def run(*, suite: str, case_filter: str | None, devices: list[str], bindings: li
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return False
+    ran = [c for c in columns if not isinstance(results[c], str)]
+    not_run = [c for c in columns if isinstance(results[c], str)]
     print(f"\nconformance: passed: {valid} valid products (each element against float64 and between bindings) and "
-          f"{len(rows) - valid} bad inputs (one status everywhere) x {len(columns)} column(s): {', '.join(columns)}",
+          f"{len(rows) - valid} bad inputs (one status everywhere) x {len(ran)} column(s): {', '.join(ran)}"
+          + (f"; not run: {', '.join(not_run)} (reasons above)" if not_run else ""),
           file=sys.stderr)
     return True
 
