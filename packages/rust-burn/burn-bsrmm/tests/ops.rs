@@ -4,58 +4,9 @@
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_bsrmm::{bsr_matmul, BsrPattern};
 
-/// SplitMix64.
-struct Rng(u64);
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform in [-1, 1) away from zero.
-    fn value(&mut self) -> f64 {
-        loop {
-            let v = self.unit() * 2.0 - 1.0;
-            if v.abs() > 1e-3 {
-                return v;
-            }
-        }
-    }
-    fn values(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.value() as f32).collect()
-    }
-}
+mod common;
 
-struct Problem {
-    pattern: BsrPattern,
-    values: Vec<f32>,
-    /// A as a dense row-major f64 matrix.
-    a: Vec<f64>,
-}
-
-fn problem(rng: &mut Rng, block_rows: usize, block_cols: usize, block: (usize, usize)) -> Problem {
-    let (bh, bw) = block;
-    let pattern = BsrPattern::from_block_fn(block_rows * bh, block_cols * bw, block, |_, _| rng.unit() < 0.5).unwrap();
-    let values = rng.values(pattern.nnzb() * bh * bw);
-    let (rows, cols) = (pattern.rows(), pattern.cols());
-    let mut a = vec![0.0; rows * cols];
-    for (k, (&r, &c)) in pattern.block_row().iter().zip(pattern.col_idx()).enumerate() {
-        for i in 0..bh {
-            for j in 0..bw {
-                a[(r as usize * bh + i) * cols + c as usize * bw + j] = values[(k * bh + i) * bw + j] as f64;
-            }
-        }
-    }
-    Problem { pattern, values, a }
-}
-
-/// op(A) as a function of (i, p).
-fn op_a(p: &Problem, transpose: bool) -> impl Fn(usize, usize) -> f64 + '_ {
-    let cols = p.pattern.cols();
-    move |i, k| if transpose { p.a[k * cols + i] } else { p.a[i * cols + k] }
-}
+use common::{op_a, problem, Rng};
 
 fn assert_close(what: &str, got: &[f32], want: &[f64], scale: &[f64]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
