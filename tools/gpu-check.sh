@@ -180,8 +180,9 @@ step_bench() {
     python3 -m bsrmm_bench run --suite "$SUITE" --out "$OUT_DIR")
 }
 
-# Test binaries built elsewhere and carried in: .carry/bin/* (Rust test executables, run one by
-# one) and .carry/node/run.sh (a carried Node runtime and its test command).
+# Test binaries built elsewhere and carried in (tools/gpu/stage-carry.sh writes them): .carry/bin/*
+# (runners of the Rust test executables and the GPU timing examples, run one by one) and
+# .carry/node/run.sh (a carried Node runtime and its test command).
 step_carried() {
   local carry="$ROOT/.carry" ran=0 failed=0
   [ -d "$carry" ] || { echo "SKIP: no .carry/ folder"; return 0; }
