@@ -131,6 +131,8 @@ for line in open(sys.argv[1]):
 node_pkg="$ROOT/packages/node"
 [ -f "$node_pkg/dist/esm/index.js" ] && [ -f "$node_pkg/dist/native/binding.cjs" ] ||
   die "packages/node/dist is not built: run 'pnpm --filter bsrmm build' (or npm run build) first"
+stale="$(find "$node_pkg/ts" -name '*.ts' -newer "$node_pkg/dist/esm/index.js" | head -n 1)"
+[ -z "$stale" ] || die "packages/node/dist is older than $stale: run 'pnpm --filter bsrmm build:ts' first"
 cp -r "$node_pkg/dist" "$node_pkg/package.json" "$STAGE/node/pkg/"
 cp "$addon" "$STAGE/node/pkg/dist/native/bsrmm.linux-x64-gnu.node"
 mkdir -p "$STAGE/node/pkg/test"
