@@ -89,6 +89,14 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
         let handle = values.client.create_from_slice(&bytes);
         CubeTensor::new_contiguous(values.client.clone(), device.clone(), Shape::new([idx.len()]), handle, DType::I32)
     };
+    // CubeCL may give the output a pitched layout (rows padded for alignment): C's leading
+    // dimension is its row stride, not n.
+    let out_strides = output.meta.strides().to_vec();
+    assert!(
+        out_strides.len() == 2 && (out_strides[1] == 1 || n <= 1),
+        "burn-bsrmm: CubeCL allocated the output with strides {out_strides:?}; expected row-major"
+    );
+    let ldc = out_strides[0].max(n.max(1));
     let row_ptr = index(pattern.row_ptr());
     let col_idx = index(pattern.col_idx());
 
@@ -109,7 +117,7 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
         DType::F64 => multiply::<f64>(&ctx, pattern, transpose, ptrs),
         other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
     };
-    run(Ptrs { values: values_ptr, dense: dense_ptr, out: out_ptr, row_ptr: row_ptr_ptr, col_idx: col_idx_ptr, k, n, m, layout, ordinal })
+    run(Ptrs { values: values_ptr, dense: dense_ptr, out: out_ptr, row_ptr: row_ptr_ptr, col_idx: col_idx_ptr, k, n, m, ldc, layout, ordinal })
         .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
     output
 }
@@ -123,6 +131,7 @@ struct Ptrs {
     k: usize,
     n: usize,
     m: usize,
+    ldc: usize,
     layout: Layout,
     ordinal: u32,
 }
@@ -148,7 +157,7 @@ fn multiply<T: Element>(ctx: &Context, pattern: &BsrPattern, transpose: bool, p:
         )?;
         let ld = p.layout.min_ld(p.k, p.n).max(1);
         let b = DenseRef::from_raw_parts(p.dense as *const T, p.k, p.n, ld, p.layout, device)?;
-        let c = DenseMut::from_raw_parts(p.out as *mut T, p.m, p.n, p.n.max(1), Layout::RowMajor, device)?;
+        let c = DenseMut::from_raw_parts(p.out as *mut T, p.m, p.n, p.ldc, Layout::RowMajor, device)?;
         let op = if transpose { Op::Transpose } else { Op::None };
         bsrmm::matmul_into(ctx, &a, b, c, &MatmulOptions::new().op(op))?;
         ctx.synchronize()
