@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "common/half.hpp"
+#include "../../support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,16 +43,7 @@ namespace {
 
 constexpr int64_t kM = 8192, kK = 8192, kN = 4096;
 
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
-};
+using bsrmm::test::Random;
 
 uint16_t encode(float x, bool bf16) {
   return bf16 ? bsrmm::detail::f32_to_bf16_bits(x) : bsrmm::detail::f32_to_f16_bits(x);
@@ -82,11 +74,11 @@ double time_variant(Setup& s, bsrmm_matrix_t a, const std::string& variant, cons
   CHECK_BSRMM(bsrmm_matmul(s.ctx, a, &b, &c, nullptr));
   CHECK_BSRMM(bsrmm_context_synchronize(s.ctx));
   *ran = bsrmm_context_last_variant(s.ctx);
-  Random rng{uint64_t(block) * 977 + values.size()};
+  Random rng(uint64_t(block) * 977 + values.size());
   double diff2 = 0, ref2 = 0;
   std::vector<uint16_t> row(static_cast<std::size_t>(kN));
   for (int sample = 0; sample < 8; ++sample) {
-    const int64_t i = int64_t(rng.next() % uint64_t(kM)), r = i / block, ii = i % block;
+    const int64_t i = rng.below(kM), r = i / block, ii = i % block;
     std::vector<double> want(std::size_t(kN), 0.0);
     for (int32_t p = row_ptr[std::size_t(r)]; p < row_ptr[std::size_t(r) + 1]; ++p)
       for (int64_t k = 0; k < block; ++k) {
@@ -141,11 +133,11 @@ int main() {
     s.bf16 = bf16;
     s.dtype = bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
     const char* dt = bf16 ? "bf16" : "f16";
-    Random rng{bf16 ? 2u : 1u};
+    Random rng(bf16 ? 2u : 1u);
     std::vector<uint16_t> b_host(std::size_t(kK * kN));
     s.b_float.resize(b_host.size());
     for (std::size_t i = 0; i < b_host.size(); ++i) {
-      b_host[i] = encode(float(rng.uniform()), bf16);
+      b_host[i] = encode(float(rng.uniform(-1.0, 1.0)), bf16);
       s.b_float[i] = decode(b_host[i], bf16);
     }
     CHECK_CUDA(cudaMalloc(&s.b, b_host.size() * 2));
@@ -166,14 +158,14 @@ int main() {
       for (int64_t r = 0; r < block_rows; ++r) {
         for (int64_t j = 0; j < block_cols; ++j) columns[std::size_t(j)] = int32_t(j);
         for (int64_t j = 0; j < per_row; ++j)
-          std::swap(columns[std::size_t(j)], columns[std::size_t(j + int64_t(rng.next() % uint64_t(block_cols - j)))]);
+          std::swap(columns[std::size_t(j)], columns[std::size_t(j + rng.below(block_cols - j))]);
         std::sort(columns.begin(), columns.begin() + per_row);
         col_idx.insert(col_idx.end(), columns.begin(), columns.begin() + per_row);
         row_ptr.push_back(int32_t(col_idx.size()));
       }
       const int64_t nnzb = int64_t(col_idx.size());
       std::vector<uint16_t> values(std::size_t(nnzb * block * block));
-      for (auto& v : values) v = encode(float(rng.uniform()), bf16);
+      for (auto& v : values) v = encode(float(rng.uniform(-1.0, 1.0)), bf16);
       bsrmm_bsr_desc desc{kM, kK, block, block, nnzb, row_ptr.data(), col_idx.data(), BSRMM_INDEX_I32,
                           values.data(), s.dtype, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
       bsrmm_matrix_t a = nullptr;
