@@ -3,7 +3,7 @@
 //   npm test       ->  tsx tools/main.ts test    bootstrap, build, every package's tests
 // Also `build` and `bootstrap`. Arguments after the command go to `turbo run`
 // (e.g. `npm test -- --force` re-runs tests whose results are cached).
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrap } from "./toolchain/bootstrap.ts";
@@ -28,12 +28,12 @@ function requireBenchScript(): void {
 function turboRun(task: string, extra: string[]): void {
   // Tests tune (the default mode is auto) into a cache of their own run, never the user's
   // ~/.cache/bsrmm/tuning.json; a BSRMM_TUNING_CACHE the caller set still wins.
-  const testCache = task === "test" && process.env.BSRMM_TUNING_CACHE === undefined
-    ? { BSRMM_TUNING_CACHE: join(mkdtempSync(join(tmpdir(), "bsrmm-test-tuning-")), "tuning.json") }
-    : {};
+  const cacheDir = task === "test" && process.env.BSRMM_TUNING_CACHE === undefined
+    ? mkdtempSync(join(tmpdir(), "bsrmm-test-tuning-"))
+    : undefined;
   const env = toolchainEnv({
     ...process.env,
-    ...testCache,
+    ...(cacheDir === undefined ? {} : { BSRMM_TUNING_CACHE: join(cacheDir, "tuning.json") }),
     BSRMM_MACHINE: machineFingerprint(),
     TURBO_TELEMETRY_DISABLED: "1",
   });
@@ -47,8 +47,12 @@ function turboRun(task: string, extra: string[]): void {
   // grouped: each runner's summary (ctest, pytest, cargo, node:test) stays in one piece.
   // dependencies-successful: one failing package does not hide the other packages' results;
   // turbo still exits non-zero.
-  run(turbo, ["run", task, ...concurrency, "--log-order=grouped", "--continue=dependencies-successful",
-    ...extra], { cwd: repoRoot, env });
+  try {
+    run(turbo, ["run", task, ...concurrency, "--log-order=grouped", "--continue=dependencies-successful",
+      ...extra], { cwd: repoRoot, env });
+  } finally {
+    if (cacheDir !== undefined) rmSync(cacheDir, { recursive: true, force: true });
+  }
 }
 
 function main(argv: string[]): void {
