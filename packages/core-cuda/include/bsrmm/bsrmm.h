@@ -209,6 +209,17 @@ BSRMM_API bsrmm_status bsrmm_matrix_to_dense(bsrmm_context_t ctx, bsrmm_matrix_t
 /* A copy of the matrix on the context's device. */
 BSRMM_API bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t matrix,
                                             bsrmm_matrix_t* out);
+/* A matrix with the structure, dtype and device of `like` and other values: `values` holds
+ * nnzb * block_height * block_width elements of like's dtype, blocks in like's order (as
+ * bsrmm_matrix_export writes them), on `values_device`. Nothing about the structure is
+ * validated, uploaded or scheduled again: the new matrix shares that with `like` (which may be
+ * destroyed first), so this costs one allocation and a copy of the values, or neither with
+ * BSRMM_CREATE_BORROW_VALUES (values on like's CUDA device, kept alive and unchanged by the
+ * caller while the new matrix lives). For weights that change every training step. `like`
+ * must be on the context's device; flags other than BSRMM_CREATE_BORROW_VALUES are rejected. */
+BSRMM_API bsrmm_status bsrmm_matrix_with_values(bsrmm_context_t ctx, bsrmm_matrix_t like,
+                                                const void* values, bsrmm_device values_device,
+                                                uint32_t flags, bsrmm_matrix_t* out);
 
 /* ---- multiply ---- */
 BSRMM_API bsrmm_matmul_options bsrmm_matmul_options_default(void);

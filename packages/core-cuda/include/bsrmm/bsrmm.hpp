@@ -105,6 +105,13 @@ class Matrix {
     check(bsrmm_matrix_copy_to(ctx.get(), handle_, &m.handle_));
     return m;
   }
+  // Same structure, other values (see bsrmm_matrix_with_values).
+  Matrix with_values(Context& ctx, const void* values, bsrmm_device values_device,
+                     uint32_t flags = BSRMM_CREATE_DEFAULT) const {
+    Matrix m;
+    check(bsrmm_matrix_with_values(ctx.get(), handle_, values, values_device, flags, &m.handle_));
+    return m;
+  }
 
  private:
   Matrix() = default;

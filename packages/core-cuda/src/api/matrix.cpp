@@ -90,4 +90,17 @@ bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t matrix, bs
   });
 }
 
+bsrmm_status bsrmm_matrix_with_values(bsrmm_context_t ctx, bsrmm_matrix_t like,
+                                      const void* values, bsrmm_device values_device,
+                                      uint32_t flags, bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const BsrMatrix& m = *require(like, "like").matrix;
+    result = wrap(m.with_values(values, values_device, flags, context.device,
+                                bsrmm::api::stream_of(context)));
+  });
+}
+
 }  // extern "C"

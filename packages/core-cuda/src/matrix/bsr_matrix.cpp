@@ -58,11 +58,16 @@ void check_aligned(const void* ptr, std::size_t alignment, const char* what) {
 
 }  // namespace
 
-BsrMatrix::BsrMatrix(BsrStructure structure, bsrmm_dtype dtype, Buffer values)
-    : structure_(std::move(structure)),
+SharedStructure::SharedStructure(BsrStructure s, bsrmm_device d)
+    : structure(std::move(s)), device(d), plan(std::make_unique<StructurePlan>(structure, device)) {}
+
+SharedStructure::~SharedStructure() = default;
+
+BsrMatrix::BsrMatrix(std::shared_ptr<SharedStructure> shared, bsrmm_dtype dtype, Buffer values)
+    : shared_(std::move(shared)),
       dtype_(dtype),
       values_(std::move(values)),
-      plan_(std::make_unique<Plan>()) {}
+      plan_(std::make_unique<Plan>(*shared_->plan)) {}
 
 BsrMatrix::~BsrMatrix() = default;
 
@@ -136,21 +141,59 @@ std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dt
 std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
                                                Buffer values, void* stream) {
   const bsrmm_device device = values.device();
-  std::unique_ptr<BsrMatrix> matrix(new BsrMatrix(std::move(structure), dtype, std::move(values)));
+  auto shared = std::make_shared<SharedStructure>(std::move(structure), device);
   if (device.type == BSRMM_DEVICE_CUDA) {
     const bsrmm_device host{BSRMM_DEVICE_CPU, 0};
-    const std::vector<int32_t>& row_ptr = matrix->row_ptr();
-    const std::vector<int32_t>& col_idx = matrix->col_idx();
-    matrix->device_row_ptr_ = Buffer::allocate(row_ptr.size() * sizeof(int32_t), device);
-    matrix->device_col_idx_ = Buffer::allocate(col_idx.size() * sizeof(int32_t), device);
-    detail::copy_bytes(matrix->device_row_ptr_.data(), device, row_ptr.data(), host,
-                       matrix->device_row_ptr_.size(), stream);
-    detail::copy_bytes(matrix->device_col_idx_.data(), device, col_idx.data(), host,
-                       matrix->device_col_idx_.size(), stream);
+    const std::vector<int32_t>& row_ptr = shared->structure.row_ptr;
+    const std::vector<int32_t>& col_idx = shared->structure.col_idx;
+    shared->device_row_ptr = Buffer::allocate(row_ptr.size() * sizeof(int32_t), device);
+    shared->device_col_idx = Buffer::allocate(col_idx.size() * sizeof(int32_t), device);
+    detail::copy_bytes(shared->device_row_ptr.data(), device, row_ptr.data(), host,
+                       shared->device_row_ptr.size(), stream);
+    detail::copy_bytes(shared->device_col_idx.data(), device, col_idx.data(), host,
+                       shared->device_col_idx.size(), stream);
     // A matrix is used from any stream later; finish its uploads once, here.
     detail::synchronize(device, stream);
   }
-  return matrix;
+  return std::unique_ptr<BsrMatrix>(new BsrMatrix(std::move(shared), dtype, std::move(values)));
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::with_values(const void* values, bsrmm_device values_device,
+                                                  uint32_t flags, bsrmm_device target,
+                                                  void* stream) const {
+  if ((flags & ~uint32_t{BSRMM_CREATE_BORROW_VALUES}) != 0) {
+    invalid_argument("flags = ", flags, " has bits bsrmm_matrix_with_values does not take (only",
+                     " BSRMM_CREATE_BORROW_VALUES = 2: the structure is already validated and sorted)");
+  }
+  if (!detail::same_device(target, device())) {
+    invalid_argument("like is on ", detail::describe(device()), " but the context is on ",
+                     detail::describe(target), "; copy it there first (bsrmm_matrix_copy_to)");
+  }
+  detail::check_device_exists(values_device);
+  const std::size_t bytes = value_bytes();
+  const std::size_t element_bytes = detail::element_size(dtype_);
+  if (values == nullptr && bytes > 0) {
+    invalid_argument("values is NULL but like has ", shape().nnzb, " blocks to fill");
+  }
+  if (values != nullptr) {
+    check_aligned(values, element_bytes, "values");
+    detail::check_pointer_on(values, values_device, "values");
+  }
+  Buffer storage;
+  if ((flags & BSRMM_CREATE_BORROW_VALUES) != 0) {
+    if (device().type != BSRMM_DEVICE_CUDA || !detail::same_device(values_device, device())) {
+      invalid_argument("BSRMM_CREATE_BORROW_VALUES needs values on like's CUDA device; values_device is ",
+                       detail::describe(values_device), ", like is on ", detail::describe(device()));
+    }
+    storage = Buffer::borrow(const_cast<void*>(values), bytes, device());
+  } else {
+    storage = Buffer::allocate(bytes, device());
+    detail::copy_bytes(storage.data(), device(), values, values_device, bytes, stream);
+    // The caller may free or change its values on return, and the matrix is used from any stream.
+    if (device().type == BSRMM_DEVICE_CUDA || values_device.type == BSRMM_DEVICE_CUDA)
+      detail::synchronize(device().type == BSRMM_DEVICE_CUDA ? device() : values_device, stream);
+  }
+  return std::unique_ptr<BsrMatrix>(new BsrMatrix(shared_, dtype_, std::move(storage)));
 }
 
 void BsrMatrix::copy_values_to_host(void* dst) const {

@@ -2,6 +2,11 @@
 // The host always keeps the int32 structure (validation needs it, the CPU backend runs on it,
 // export reads it); CUDA matrices also hold device copies of the indices and their values.
 // Immutable after construction: any number of threads may multiply with one matrix at once.
+//
+// The structure, its device mirrors and the plan parts that depend on nothing else (schedules,
+// work lists) live in a SharedStructure that with_values() hands to a matrix with other values:
+// weights that change every training step reuse all of it instead of validating, uploading and
+// scheduling the same pattern again.
 #pragma once
 
 #include "../common/buffer.hpp"
@@ -15,6 +20,18 @@
 namespace bsrmm::matrix {
 
 class Plan;
+class StructurePlan;
+
+// What every matrix made from one validated structure on one device shares.
+struct SharedStructure {
+  SharedStructure(BsrStructure s, bsrmm_device d);
+  ~SharedStructure();
+  const BsrStructure structure;
+  const bsrmm_device device;
+  detail::Buffer device_row_ptr;  // CUDA only
+  detail::Buffer device_col_idx;  // CUDA only
+  const std::unique_ptr<StructurePlan> plan;  // refers to `structure`, so declared after it
+};
 
 class BsrMatrix {
  public:
@@ -30,20 +47,26 @@ class BsrMatrix {
   // A matrix whose values are already on `values.device()`.
   static std::unique_ptr<BsrMatrix> assemble(BsrStructure structure, bsrmm_dtype dtype,
                                              detail::Buffer values, void* stream);
+  // This matrix's structure, dtype and device with other values (value_bytes() bytes, blocks in
+  // this matrix's order) on `values_device`: copied, or used in place with
+  // BSRMM_CREATE_BORROW_VALUES. Checks that `target` (the caller's context) is device(). Shares
+  // the structure and its plan parts; the value-derived ones (transposed, dense copy) start empty.
+  std::unique_ptr<BsrMatrix> with_values(const void* values, bsrmm_device values_device,
+                                         uint32_t flags, bsrmm_device target, void* stream) const;
   ~BsrMatrix();
 
-  const BsrShape& shape() const { return structure_.shape; }
-  const std::vector<int32_t>& row_ptr() const { return structure_.row_ptr; }
-  const std::vector<int32_t>& col_idx() const { return structure_.col_idx; }
-  const BsrStructure& structure() const { return structure_; }
+  const BsrShape& shape() const { return shared_->structure.shape; }
+  const std::vector<int32_t>& row_ptr() const { return shared_->structure.row_ptr; }
+  const std::vector<int32_t>& col_idx() const { return shared_->structure.col_idx; }
+  const BsrStructure& structure() const { return shared_->structure; }
   bsrmm_dtype dtype() const { return dtype_; }
   bsrmm_device device() const { return values_.device(); }
   std::size_t value_bytes() const;
 
   // On device(): values always; row_ptr and col_idx mirrors for CUDA matrices only.
   const detail::Buffer& values() const { return values_; }
-  const detail::Buffer& device_row_ptr() const { return device_row_ptr_; }
-  const detail::Buffer& device_col_idx() const { return device_col_idx_; }
+  const detail::Buffer& device_row_ptr() const { return shared_->device_row_ptr; }
+  const detail::Buffer& device_col_idx() const { return shared_->device_col_idx; }
 
   // Copies the values to host memory `dst` (value_bytes() bytes).
   void copy_values_to_host(void* dst) const;
@@ -53,13 +76,11 @@ class BsrMatrix {
   Plan& plan() const { return *plan_; }
 
  private:
-  BsrMatrix(BsrStructure structure, bsrmm_dtype dtype, detail::Buffer values);
+  BsrMatrix(std::shared_ptr<SharedStructure> shared, bsrmm_dtype dtype, detail::Buffer values);
 
-  BsrStructure structure_;
+  std::shared_ptr<SharedStructure> shared_;
   bsrmm_dtype dtype_;
   detail::Buffer values_;
-  detail::Buffer device_row_ptr_;
-  detail::Buffer device_col_idx_;
   std::unique_ptr<Plan> plan_;
 };
 

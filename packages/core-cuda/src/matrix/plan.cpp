@@ -26,9 +26,9 @@ namespace {
 // epilogue's load, scale, store.
 constexpr int64_t epilogue_work = 4;
 
-Schedule build_schedule(const BsrMatrix& matrix) {
-  const BsrShape& shape = matrix.shape();
-  const std::vector<int32_t>& row_ptr = matrix.row_ptr();
+Schedule build_schedule(const BsrStructure& structure) {
+  const BsrShape& shape = structure.shape;
+  const std::vector<int32_t>& row_ptr = structure.row_ptr;
   Schedule schedule;
   schedule.row_order.resize(static_cast<size_t>(shape.block_row_count));
   std::iota(schedule.row_order.begin(), schedule.row_order.end(), 0);
@@ -40,7 +40,7 @@ Schedule build_schedule(const BsrMatrix& matrix) {
     const int64_t work = int64_t{blocks(static_cast<int32_t>(r))} * shape.block_width + epilogue_work;
     schedule.work_prefix[static_cast<size_t>(r) + 1] = schedule.work_prefix[static_cast<size_t>(r)] + work;
   }
-  const std::vector<int32_t>& col_idx = matrix.col_idx();
+  const std::vector<int32_t>& col_idx = structure.col_idx;
   schedule.used_columns = col_idx;
   std::sort(schedule.used_columns.begin(), schedule.used_columns.end());
   schedule.used_columns.erase(std::unique(schedule.used_columns.begin(), schedule.used_columns.end()),
@@ -132,32 +132,35 @@ std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
 
 }  // namespace
 
-Plan::Plan() = default;
-Plan::~Plan() = default;
+StructurePlan::StructurePlan(const BsrStructure& structure, bsrmm_device device)
+    : structure_(structure), device_(device) {}
+StructurePlan::~StructurePlan() = default;
 
-const Schedule& Plan::schedule(const BsrMatrix& matrix, void* stream) {
+const Schedule& StructurePlan::schedule(void* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!schedule_) {
-    auto schedule = std::make_unique<Schedule>(build_schedule(matrix));
-    const bsrmm_device device = matrix.device();
-    if (device.type == BSRMM_DEVICE_CUDA) {
+    auto schedule = std::make_unique<Schedule>(build_schedule(structure_));
+    if (device_.type == BSRMM_DEVICE_CUDA) {
       schedule->device_row_order =
-          Buffer::allocate(schedule->row_order.size() * sizeof(int32_t), device);
-      detail::copy_bytes(schedule->device_row_order.data(), device, schedule->row_order.data(),
+          Buffer::allocate(schedule->row_order.size() * sizeof(int32_t), device_);
+      detail::copy_bytes(schedule->device_row_order.data(), device_, schedule->row_order.data(),
                          bsrmm_device{BSRMM_DEVICE_CPU, 0}, schedule->device_row_order.size(),
                          stream);
-      detail::synchronize(device, stream);
+      detail::synchronize(device_, stream);
     }
     schedule_ = std::move(schedule);
   }
   return *schedule_;
 }
 
-WorkLists& Plan::work_lists(const BsrMatrix& matrix) {
+WorkLists& StructurePlan::work_lists() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!work_lists_) work_lists_ = std::make_unique<WorkLists>(matrix);
+  if (!work_lists_) work_lists_ = std::make_unique<WorkLists>(structure_, device_);
   return *work_lists_;
 }
+
+Plan::Plan(StructurePlan& structure_plan) : structure_plan_(structure_plan) {}
+Plan::~Plan() = default;
 
 const BsrMatrix& Plan::transposed(const BsrMatrix& matrix, void* stream) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -1,11 +1,14 @@
-// What a multiply needs beyond the matrix itself, derived once per matrix and cached (the way a
-// weight matrix is reused): the transposed matrix for op_a = TRANSPOSE, the block-row schedule,
-// f32 values for the CPU fast path on half-precision matrices, and a dense copy for the GPU's
-// dense fallback. Each part is built on first
-// use under a mutex, so concurrent multiplies on one matrix build it once.
+// What a multiply needs beyond the matrix itself, derived once and cached (the way a weight
+// matrix is reused): the block-row schedule and the GPU work lists, which depend only on the
+// structure (StructurePlan: shared by every matrix with that structure, see
+// BsrMatrix::with_values), and, per matrix, the transposed matrix for op_a = TRANSPOSE, f32
+// values for the CPU fast path on half-precision matrices, and a dense copy for the GPU's dense
+// fallback. Each part is built on first use under a mutex, so concurrent multiplies build it once.
 #pragma once
 
 #include "../common/buffer.hpp"
+
+#include <bsrmm/bsrmm.h>
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +18,7 @@
 namespace bsrmm::matrix {
 
 class BsrMatrix;
+struct BsrStructure;
 class WorkLists;
 
 struct Schedule {
@@ -33,32 +37,48 @@ struct Schedule {
   detail::Buffer device_row_order;  // row_order on a CUDA matrix's device
 };
 
+// The parts that depend only on the structure and the device.
+class StructurePlan {
+ public:
+  StructurePlan(const BsrStructure& structure, bsrmm_device device);
+  ~StructurePlan();
+
+  const Schedule& schedule(void* stream);
+  WorkLists& work_lists();
+
+ private:
+  const BsrStructure& structure_;
+  const bsrmm_device device_;
+  std::mutex mutex_;
+  std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<WorkLists> work_lists_;
+};
+
 class Plan {
  public:
-  Plan();
+  explicit Plan(StructurePlan& structure_plan);
   ~Plan();
 
   // `stream` orders device work for CUDA matrices; the plan waits for it before returning, so
   // the cached parts are ready on any stream.
-  const Schedule& schedule(const BsrMatrix& matrix, void* stream);
+  const Schedule& schedule(const BsrMatrix&, void* stream) { return structure_plan_.schedule(stream); }
   // A^T as a BSR matrix on the same device: block (r, c) of A becomes block (c, r), transposed.
   const BsrMatrix& transposed(const BsrMatrix& matrix, void* stream);
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
   // and bf16. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);
   // The balanced schedules of the persistent GPU kernels for this matrix (work_lists.hpp).
-  WorkLists& work_lists(const BsrMatrix& matrix);
+  WorkLists& work_lists(const BsrMatrix&) { return structure_plan_.work_lists(); }
   // The whole matrix as one dense row-major array (rows x cols, ld = cols, zeros outside the
   // blocks) on the matrix's CUDA device, for the dense fallback: rows * cols elements of device
-  // memory for the matrix's lifetime. Matrices never change their values, so it stays valid.
+  // memory for the matrix's lifetime. A matrix never changes its values, so it stays valid.
   const void* dense_values(const BsrMatrix& matrix, void* stream);
 
  private:
+  StructurePlan& structure_plan_;
   std::mutex mutex_;
-  std::unique_ptr<Schedule> schedule_;
   std::unique_ptr<BsrMatrix> transposed_;
   std::unique_ptr<detail::Buffer> values_f32_;
-  std::unique_ptr<WorkLists> work_lists_;
   std::unique_ptr<detail::Buffer> dense_values_;
 };
 

@@ -1,7 +1,7 @@
 #include "work_lists.hpp"
 
 #include "../common/device_runtime.hpp"
-#include "bsr_matrix.hpp"
+#include "bsr_structure.hpp"
 #include "group_columns.hpp"
 #include "work_schedule.hpp"
 
@@ -17,7 +17,7 @@ bool same(const cuda::WorkRequest& x, const cuda::WorkRequest& y) {
 }  // namespace
 
 detail::Buffer WorkLists::upload(const std::vector<uint32_t>& words, void* stream) const {
-  const bsrmm_device device = matrix_.device();
+  const bsrmm_device device = device_;
   detail::Buffer buffer = detail::Buffer::allocate(words.size() * sizeof(uint32_t), device);
   detail::copy_bytes(buffer.data(), device, words.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0},
                      buffer.size(), stream);
@@ -46,7 +46,7 @@ const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* strea
   for (const std::unique_ptr<Schedule>& made : schedules_)
     if (same(made->request, request)) return made->device.as<const int32_t>();
   const WorkSchedule balanced =
-      balance_work(slot_costs(matrix_.row_ptr(), matrix_.col_idx(), request.rows_per_slot,
+      balance_work(slot_costs(structure_.row_ptr, structure_.col_idx, request.rows_per_slot,
                               request.cost_per_block, request.cost_per_item),
                    request.n_tiles, request.ctas);
   std::vector<uint32_t> words(balanced.begin.begin(), balanced.begin.end());
@@ -58,7 +58,7 @@ const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* strea
 const WorkLists::Columns& WorkLists::columns(int32_t rows_per_slot, void* stream) {
   for (const std::unique_ptr<Columns>& made : columns_)
     if (made->rows_per_slot == rows_per_slot) return *made;
-  const GroupColumns merged = group_columns(matrix_.row_ptr(), matrix_.col_idx(), rows_per_slot);
+  const GroupColumns merged = group_columns(structure_.row_ptr, structure_.col_idx, rows_per_slot);
   std::vector<uint32_t> words(merged.entries);  // the pairs first: 8-byte aligned for the kernel
   words.insert(words.end(), merged.begin.begin(), merged.begin.end());
   columns_.push_back(std::make_unique<Columns>(

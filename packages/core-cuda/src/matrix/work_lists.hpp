@@ -1,6 +1,6 @@
-// The balanced schedules of one matrix's persistent GPU kernels (work_schedule.hpp), built on a
+// The balanced schedules of one matrix structure's persistent GPU kernels (work_schedule.hpp), built on a
 // kernel's first request of each shape (rows per slot, N tiles, CTAs, costs), uploaded to the
-// matrix's device and kept with the matrix's plan; with them, for row groups, the groups' merged
+// matrix's device and kept with the structure's plan; with them, for row groups, the groups' merged
 // columns (group_columns.hpp), one copy per group size. Any number of threads and streams may
 // ask at once: a list is complete on the device before any caller gets it.
 #pragma once
@@ -14,11 +14,13 @@
 
 namespace bsrmm::matrix {
 
-class BsrMatrix;
+struct BsrStructure;
 
 class WorkLists final : public cuda::WorkListSource {
  public:
-  explicit WorkLists(const BsrMatrix& matrix) : matrix_(matrix) {}
+  // `structure` outlives the lists (both belong to one SharedStructure).
+  WorkLists(const BsrStructure& structure, bsrmm_device device)
+      : structure_(structure), device_(device) {}
   WorkLists(const WorkLists&) = delete;
   WorkLists& operator=(const WorkLists&) = delete;
   ~WorkLists() = default;
@@ -41,7 +43,8 @@ class WorkLists final : public cuda::WorkListSource {
   // `words` on the matrix's device, complete there on return.
   detail::Buffer upload(const std::vector<uint32_t>& words, void* stream) const;
 
-  const BsrMatrix& matrix_;
+  const BsrStructure& structure_;
+  const bsrmm_device device_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Schedule>> schedules_;  // a few: one per kernel shape and N
   std::vector<std::unique_ptr<Columns>> columns_;     // one per group size
