@@ -90,6 +90,12 @@ std::unique_ptr<Matrix> matrix_copy_to(Context& ctx, const Matrix& matrix) {
   return std::make_unique<Matrix>(matrix.copy_to(ctx));
 }
 
+std::unique_ptr<Matrix> matrix_with_values(Context& ctx, const Matrix& like, size_t values,
+                                           const Device& values_device, uint32_t flags) {
+  return std::make_unique<Matrix>(
+      like.with_values(ctx, reinterpret_cast<const void*>(values), to_c(values_device), flags));
+}
+
 MatrixInfo matrix_info(const Matrix& matrix) {
   const bsrmm_matrix_info i = matrix.info();
   return MatrixInfo{i.rows,      i.cols, i.block_height,        i.block_width,

@@ -61,6 +61,8 @@ std::unique_ptr<Matrix> matrix_new(Context& ctx, const BsrDesc& desc, uint32_t f
 std::unique_ptr<Matrix> matrix_from_dense(Context& ctx, const Dense& dense, int32_t block_height,
                                           int32_t block_width);
 std::unique_ptr<Matrix> matrix_copy_to(Context& ctx, const Matrix& matrix);
+std::unique_ptr<Matrix> matrix_with_values(Context& ctx, const Matrix& like, size_t values,
+                                           const Device& values_device, uint32_t flags);
 MatrixInfo matrix_info(const Matrix& matrix);
 void matrix_export(const Matrix& matrix, int32_t index_type, size_t row_ptr, size_t col_idx,
                    size_t values);

@@ -121,6 +121,16 @@ pub mod ffi {
             block_width: i32,
         ) -> Result<UniquePtr<Matrix>>;
         fn matrix_copy_to(ctx: Pin<&mut Context>, matrix: &Matrix) -> Result<UniquePtr<Matrix>>;
+        /// # Safety
+        /// `values` must be readable for the matrix's value count on `values_device`; with the
+        /// borrow flag it must stay alive and unchanged while the new matrix lives.
+        unsafe fn matrix_with_values(
+            ctx: Pin<&mut Context>,
+            like: &Matrix,
+            values: usize,
+            values_device: &Device,
+            flags: u32,
+        ) -> Result<UniquePtr<Matrix>>;
         fn matrix_info(matrix: &Matrix) -> Result<MatrixInfo>;
         /// # Safety
         /// Each non-zero address must be writable host memory for its array's full length.

@@ -297,6 +297,54 @@ impl<T: Element> BsrMatrix<T> {
         Self::wrap(handle, ctx)
     }
 
+    /// A matrix with this one's structure and new `values` (host memory, [`nnz`](Self::nnz)
+    /// long, blocks in this matrix's order), copied onto its device. The structure is not
+    /// validated, uploaded or scheduled again: both matrices share it, which makes this the
+    /// cheap way to multiply with weights that change every step.
+    ///
+    /// ```
+    /// use bsrmm::{BsrMatrix, Context, CreateOptions};
+    /// let ctx = Context::cpu()?;
+    /// // 4x4, 2x2 blocks on the diagonal.
+    /// let a = BsrMatrix::from_bsr(&ctx, 4, 4, (2, 2), &[0i32, 1, 2], &[0, 1], &[1.0f32; 8], CreateOptions::default())?;
+    /// let doubled = a.with_values(&[2.0; 8])?;
+    /// assert_eq!(doubled.export::<i32>()?.values, vec![2.0; 8]);
+    /// assert!(a.with_values(&[2.0; 7]).is_err()); // one value short
+    /// # Ok::<(), bsrmm::Error>(())
+    /// ```
+    pub fn with_values(&self, values: &[T]) -> Result<Self> {
+        if values.len() != self.nnz() {
+            return Err(Error::invalid_argument(format!(
+                "values has {} elements; the matrix has nnzb * block_height * block_width = {}",
+                values.len(),
+                self.nnz()
+            )));
+        }
+        // SAFETY: a host slice of exactly the matrix's value count, copied before returning.
+        unsafe { self.with_raw_values(values.as_ptr(), Device::Cpu, false) }
+    }
+
+    /// [`with_values`](Self::with_values) from a raw pointer on `device`; with `borrow` the
+    /// values (which must then be on this matrix's CUDA device) are used in place.
+    ///
+    /// # Safety
+    /// `values` must be readable for [`nnz`](Self::nnz) elements on `device` for the call; with
+    /// `borrow`, it must also stay valid and unchanged while the new matrix lives.
+    pub unsafe fn with_raw_values(&self, values: *const T, device: Device, borrow: bool) -> Result<Self> {
+        let flags = if borrow { 2 } else { 0 };
+        // SAFETY: the caller guarantees the values (this function's contract).
+        let handle = unsafe {
+            bsrmm_sys::ffi::matrix_with_values(
+                self.context.lock().pin_mut(),
+                self.native(),
+                values as usize,
+                &device.to_c(),
+                flags,
+            )?
+        };
+        Self::wrap(handle, &self.context)
+    }
+
     pub(crate) fn native(&self) -> &bsrmm_sys::ffi::Matrix {
         &self.handle
     }

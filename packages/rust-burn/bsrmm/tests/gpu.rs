@@ -1,4 +1,5 @@
-//! GPU multiplies: every dtype, matrices made from host arrays and from device arrays, dense
+//! GPU multiplies: every dtype, matrices made from host arrays, from device arrays and from another
+//! matrix's structure with borrowed device values, dense
 //! operands in device memory (both layouts, with the epilogue) and host data staged through
 //! device buffers, and the errors a GPU call must give. Skips (with the reason) where bsrmm
 //! reports no CUDA device or was built without CUDA; with BSRMM_TEST_REQUIRE_CUDA=1 (the GPU
@@ -36,6 +37,9 @@ enum Source {
     HostCopy,
     /// Built from BSR arrays already in device memory, the values borrowed in place.
     DeviceBorrowed,
+    /// Another matrix's structure (with other values) and these values borrowed from device
+    /// memory through `with_raw_values`: how weights that change every step are multiplied.
+    SharedStructure,
 }
 
 /// i32 indices in a device buffer: `DeviceBuffer` holds elements, so the indices travel as f32
@@ -82,6 +86,24 @@ fn gpu_matrix<T: Element>(gpu: &Context, a: &RandomBsr<T>, source: Source) -> (B
                 )
             }
             .unwrap();
+            (matrix, Some(arrays))
+        }
+        Source::SharedStructure => {
+            let cpu = Context::cpu().unwrap();
+            let other: Vec<T> = a.values.iter().map(|v| T::from_f64(0.5 - v.to_f64())).collect();
+            let like = BsrMatrix::from_bsr(&cpu, a.rows, a.cols, a.block, &a.row_ptr, &a.col_idx, &other, Default::default())
+                .unwrap()
+                .copy_to(gpu)
+                .unwrap();
+            let arrays = DeviceBsr {
+                row_ptr: device_indices(&a.row_ptr),
+                col_idx: device_indices(&a.col_idx),
+                values: DeviceBuffer::from_host(Device::Cuda(0), &a.values).unwrap(),
+            };
+            let values = arrays.values.view(a.values.len().max(1), 1, 1, Layout::RowMajor).unwrap().as_ptr();
+            // SAFETY: as above: the values are returned to the caller, which outlives the matrix.
+            let matrix = unsafe { like.with_raw_values(values, Device::Cuda(0), true) }.unwrap();
+            drop(like); // the structure lives on in `matrix`
             (matrix, Some(arrays))
         }
     }
@@ -197,6 +219,18 @@ fn gpu_matrix_from_device_arrays_with_borrowed_values() {
     for (i, transpose) in [false, true].into_iter().enumerate() {
         let case = Case { block: (64, 64), transpose, b_layout: Layout::RowMajor, c_layout: Layout::RowMajor, epilogue: i == 1, source: Source::DeviceBorrowed, seed: 980 + i as u64 };
         every_dtype(&gpu, &case);
+    }
+}
+
+#[test]
+fn gpu_matrix_sharing_a_structure_with_borrowed_values() {
+    let Some(gpu) = gpu_or_skip("gpu_matrix_sharing_a_structure_with_borrowed_values") else { return };
+    for (i, block) in [(16, 16), (64, 64)].into_iter().enumerate() {
+        for transpose in [false, true] {
+            let seed = 1000 + i as u64 * 2 + transpose as u64;
+            let case = Case { block, transpose, b_layout: Layout::RowMajor, c_layout: Layout::RowMajor, epilogue: false, source: Source::SharedStructure, seed };
+            every_dtype(&gpu, &case);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`BsrPattern`]: the fixed block structure of a BSR matrix whose values live in a Burn tensor.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, Mutex};
 
 use bsrmm::{BsrMatrix, CreateOptions};
 
@@ -30,6 +31,47 @@ struct Inner {
     col_idx: Vec<i64>,
     /// The block row of each block (row_ptr expanded): the gradient of the values needs it.
     block_row: Vec<i64>,
+    /// Backends' per-device state for this pattern (the CUDA op keeps one validated core
+    /// matrix per dtype and GPU here and swaps each call's values into its structure); dropped
+    /// with the pattern.
+    device_state: DeviceState,
+}
+
+/// A cache beside the pattern, not part of its value: equal patterns compare equal whatever
+/// their caches hold.
+#[derive(Default)]
+pub(crate) struct DeviceState(Mutex<Vec<Box<dyn Any + Send>>>);
+
+impl DeviceState {
+    /// The first entry of type `S` for which `matches` holds, made by `make` if there is none.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn get_or_insert<S: Any + Send, R>(
+        &self,
+        matches: impl Fn(&S) -> bool,
+        make: impl FnOnce() -> bsrmm::Result<S>,
+        with: impl FnOnce(&S) -> R,
+    ) -> bsrmm::Result<R> {
+        let mut entries = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = entries.iter().filter_map(|e| e.downcast_ref::<S>()).find(|s| matches(s)) {
+            return Ok(with(found));
+        }
+        let made = make()?;
+        let result = with(&made);
+        entries.push(Box::new(made));
+        Ok(result)
+    }
+}
+
+impl PartialEq for DeviceState {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for DeviceState {}
+impl std::fmt::Debug for DeviceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeviceState")
+    }
 }
 
 impl BsrPattern {
@@ -49,7 +91,16 @@ impl BsrPattern {
         let block_row = (0..row_ptr.len() - 1)
             .flat_map(|r| std::iter::repeat_n(r as i64, (row_ptr[r + 1] - row_ptr[r]) as usize))
             .collect();
-        Ok(BsrPattern(Arc::new(Inner { rows, cols, block_height: bh, block_width: bw, row_ptr, col_idx, block_row })))
+        Ok(BsrPattern(Arc::new(Inner {
+            rows,
+            cols,
+            block_height: bh,
+            block_width: bw,
+            row_ptr,
+            col_idx,
+            block_row,
+            device_state: DeviceState::default(),
+        })))
     }
 
     /// A pattern keeping the blocks for which `keep(block_row, block_col)` is true.
@@ -119,6 +170,9 @@ impl BsrPattern {
     /// Block row of each block.
     pub fn block_row(&self) -> &[i64] {
         &self.0.block_row
+    }
+    pub(crate) fn device_state(&self) -> &DeviceState {
+        &self.0.device_state
     }
     /// `(rows, cols)` of `op(A)`.
     pub fn op_shape(&self, transpose: bool) -> (usize, usize) {
