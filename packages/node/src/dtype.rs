@@ -6,6 +6,31 @@ use napi::bindgen_prelude::{Either3, Float32Array, Float64Array, Uint16Array};
 
 use crate::error::invalid;
 
+/// Runs `$body` with the type alias `$t` set to the element type of `$dtype` (a `DType`).
+macro_rules! with_dtype {
+    ($dtype:expr, |$t:ident| $body:expr) => {
+        match $dtype {
+            bsrmm::DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            bsrmm::DType::F64 => {
+                type $t = f64;
+                $body
+            }
+            bsrmm::DType::F16 => {
+                type $t = bsrmm::f16;
+                $body
+            }
+            bsrmm::DType::BF16 => {
+                type $t = bsrmm::bf16;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_dtype;
+
 pub fn parse(name: &str) -> napi::Result<DType> {
     match name {
         "f32" => Ok(DType::F32),

@@ -10,9 +10,12 @@ mod dtype;
 mod error;
 mod matrix;
 mod tasks;
+mod tensor;
 
 pub use matrix::NativeBsrMatrix;
 pub use tasks::matmul::{matmul, matmul_sync, MatmulTask};
+pub use tasks::matmul_into::{matmul_into, matmul_into_sync, synchronize, MatmulIntoTask};
+pub use tensor::NativeTensor;
 
 use napi_derive::napi;
 

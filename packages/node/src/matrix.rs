@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DType, DenseRef, Device, Layout};
+use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DenseRef, Device, Layout};
 use napi::bindgen_prelude::{Int32Array, Uint8Array};
 use napi_derive::napi;
 
 use crate::device;
-use crate::dtype::{self, JsArray, JsElement};
+use crate::dtype::{self, with_dtype, JsArray, JsElement};
 use crate::error::{invalid, IntoNapi};
 
 /// One matrix whatever its element type; `with_matrix!` runs generic code on it.
@@ -29,29 +29,6 @@ macro_rules! with_matrix {
     };
 }
 pub(crate) use with_matrix;
-
-macro_rules! with_dtype {
-    ($dtype:expr, |$t:ident| $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            DType::F64 => {
-                type $t = f64;
-                $body
-            }
-            DType::F16 => {
-                type $t = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $t = bf16;
-                $body
-            }
-        }
-    };
-}
 
 trait IntoAny: bsrmm::Element {
     fn into_any(m: BsrMatrix<Self>) -> AnyMatrix;

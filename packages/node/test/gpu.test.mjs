@@ -1,13 +1,16 @@
 // The GPU path ("cuda:0" matrices): host TypedArrays in and out, staged through device buffers,
-// every element checked against the float64 reference; GPU-resident matrices read back; a
-// large GPU multiply leaves the event loop free; errors. Skipped (with the reason) without a
-// CUDA device; BSRMM_TEST_REQUIRE_CUDA=1 turns that skip into a failure.
+// and device tensors used in place (B, bias, out; a loop of multiplies into one out), every
+// element checked against the float64 reference; GPU-resident matrices read back; large GPU
+// multiplies leave the event loop free; errors. Skipped (with the reason) without a CUDA device;
+// BSRMM_TEST_REQUIRE_CUDA=1 turns that skip into a failure.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as bsrmm from "../dist/esm/index.js";
-import { DTYPES, at, checkMatmul, cudaOrSkip, randomBsr, rng } from "./helpers.mjs";
+import native from "../dist/native/binding.cjs";
+import { DTYPES, at, checkAccumulated, checkMatmul, cudaOrSkip, randomBsr, rng } from "./helpers.mjs";
 
-const { BsrMatrix, BsrmmError, matmul, matmulSync } = bsrmm;
+const { BsrMatrix, BsrmmError, Tensor, matmul, matmulSync, synchronize } = bsrmm;
+const random = (r, dtype, length) => DTYPES[dtype].make(Array.from({ length }, () => r.value()));
 
 for (const dtype of ["f32", "f16", "bf16", "f64"]) {
   test(`cuda:0 ${dtype}: layouts, op(A) and the epilogue match the float64 reference`, async (t) => {
@@ -125,4 +128,165 @@ test("GPU errors are BsrmmErrors naming the rule", (t) => {
   assert.throws(() => matmulSync(A, new Float64Array(32 * 2)), (e) => e instanceof BsrmmError && /dtype|f64|f32/.test(e.message));
   const count = bsrmm.cudaDeviceCount();
   assert.throws(() => BsrMatrix.fromBsr({ ...a, device: `cuda:${count}` }), (e) => e instanceof BsrmmError && /NO_DEVICE|CUDA_ERROR|INVALID/.test(e.code));
+});
+
+for (const dtype of ["f32", "f16", "bf16"]) {
+  test(`cuda:0 ${dtype} tensors: B, bias and out on the device match the float64 reference`, async (t) => {
+    if (!cudaOrSkip(t, bsrmm)) return;
+    const r = rng(600 + dtype.charCodeAt(1) + dtype.length);
+    const device = "cuda:0";
+
+    // Round trip through device memory, both layouts; zeros.
+    for (const layout of ["row-major", "col-major"]) {
+      const data = random(r, dtype, 33 * 17);
+      const back = Tensor.from(data, { rows: 33, cols: 17, layout, dtype, device }).toArray();
+      for (let i = 0; i < data.length; i++) assert.equal(back[i], data[i], `${layout} round trip ${i}`);
+    }
+    const { read } = DTYPES[dtype];
+    const zeros = Tensor.zeros({ rows: 9, cols: 7, dtype, device });
+    assert.equal(zeros.device, device);
+    assert.ok(Array.from({ length: 63 }, (_, i) => read(zeros.toArray(), i)).every((x) => x === 0));
+
+    let count = 0;
+    for (const [blockRows, blockCols, block] of [[6, 5, [16, 16]], [4, 3, [32, 32]], [2, 3, [64, 64]], [5, 4, [16, 32]]]) {
+      for (const transpose of [false, true]) {
+        for (const [bLayout, layout] of [["row-major", "row-major"], ["col-major", "col-major"], ["row-major", "col-major"]]) {
+          const a = randomBsr(r, dtype, blockRows, blockCols, block, 0.4);
+          const A = BsrMatrix.fromBsr({ ...a, dtype, device });
+          const [m, k] = transpose ? [a.cols, a.rows] : [a.rows, a.cols];
+          const n = 17 + (count % 3) * 8;
+          const b = random(r, dtype, k * n);
+          const B = Tensor.from(b, { rows: k, cols: n, layout: bLayout, dtype, device });
+          const opts = { transpose, alpha: count % 2 ? -0.5 : 1, activation: ["none", "relu", "gelu", "silu"][count % 4] };
+          const bias = count % 3 === 2 ? random(r, dtype, m) : undefined;
+          if (bias) opts.bias = Tensor.from(bias, { rows: m, cols: 1, dtype, device });
+          const sync = count % 2 === 1;
+          const run = (o) => (sync ? matmulSync(A, B, o) : matmul(A, B, o));
+
+          // B a device tensor: the result is a new device tensor.
+          const fresh = await run({ ...opts, layout });
+          assert.ok(fresh instanceof Tensor);
+          assert.equal(fresh.device, device);
+          assert.equal(fresh.layout, layout);
+          checkMatmul(assert, `cuda ${dtype} tensor ${count}`, { a, transpose, b, bLayout, n, ...opts, bias, layout }, fresh.toArray());
+
+          // Into a device out holding C0: beta scales it in place.
+          const c0 = random(r, dtype, m * n);
+          const out = Tensor.from(c0, { rows: m, cols: n, layout, dtype, device });
+          assert.equal(await run({ ...opts, beta: 0.25, out }), out);
+          checkMatmul(assert, `cuda ${dtype} into out ${count}`, { a, transpose, b, bLayout, n, ...opts, bias, beta: 0.25, c0, layout }, out.toArray());
+          count++;
+        }
+      }
+    }
+  });
+
+  test(`cuda:0 ${dtype}: a loop of 3 multiplies into one device out, checked after toArray()`, async (t) => {
+    if (!cudaOrSkip(t, bsrmm)) return;
+    const r = rng(620 + dtype.charCodeAt(1) + dtype.length);
+    const device = "cuda:0";
+    for (const [transpose, layout] of [[false, "row-major"], [true, "col-major"]]) {
+      const a = randomBsr(r, dtype, 8, 6, [32, 32], 0.5);
+      const A = BsrMatrix.fromBsr({ ...a, dtype, device });
+      const [m, k] = transpose ? [a.cols, a.rows] : [a.rows, a.cols];
+      const n = 40;
+      const c0 = random(r, dtype, m * n);
+      const out = Tensor.from(c0, { rows: m, cols: n, layout, dtype, device });
+      // Upload every B first: the loop itself moves nothing across the bus.
+      const bs = [0, 1, 2].map(() => random(r, dtype, k * n));
+      const Bs = bs.map((b) => Tensor.from(b, { rows: k, cols: n, dtype, device }));
+      for (const [step, B] of Bs.entries()) {
+        // Step 1 only enqueues (matmulSync on a GPU): step 2 and toArray() run after it on the stream.
+        const result = step === 1 ? matmulSync(A, B, { transpose, beta: 1, out }) : await matmul(A, B, { transpose, beta: 1, out });
+        assert.equal(result, out);
+      }
+      checkAccumulated(assert, `cuda ${dtype} loop${transpose ? " A^T" : ""}`, { a, transpose, bs, bLayout: "row-major", n, c0, layout }, out.toArray());
+    }
+  });
+}
+
+test("cuda:0 tensors: device mismatches and claims are refused with their rule", async (t) => {
+  if (!cudaOrSkip(t, bsrmm)) return;
+  const r = rng(640);
+  const a = randomBsr(r, "f32", 4, 4, [16, 16], 0.5);
+  const onGpu = BsrMatrix.fromBsr({ ...a, device: "cuda:0" });
+  const onCpu = BsrMatrix.fromBsr(a);
+  const n = 32;
+  const hostB = Tensor.from(random(r, "f32", a.cols * n), { rows: a.cols, cols: n });
+  const gpuB = Tensor.from(random(r, "f32", a.cols * n), { rows: a.cols, cols: n, device: "cuda:0" });
+  const gpuOut = Tensor.empty({ rows: a.rows, cols: n, device: "cuda:0" });
+  const invalid = (pattern) => (e) => e instanceof BsrmmError && e.code === "BSRMM_STATUS_INVALID_ARGUMENT" && pattern.test(e.message);
+  assert.throws(() => matmulSync(onGpu, hostB), invalid(/^B is a tensor on cpu but A is on cuda:0: every tensor operand must be on A's device/));
+  assert.throws(() => matmulSync(onCpu, gpuB), invalid(/^B is a tensor on cuda:0 but A is on cpu/));
+  assert.throws(() => matmulSync(onCpu, hostB, { out: gpuOut }), invalid(/^out is a tensor on cuda:0 but A is on cpu/));
+  // The addon checks the same rule when called directly.
+  const epilogue = { transpose: false, alpha: 1, beta: 0, activation: "none" };
+  assert.throws(() => native.matmulIntoSync(onGpu.native, hostB.native, gpuOut.native, null, epilogue), /INVALID_ARGUMENT: B is on cpu but A is on cuda:0/);
+
+  // One async multiply at a time into one out; the first still gives the right answer.
+  const first = matmul(onGpu, gpuB, { out: gpuOut });
+  await assert.rejects(matmul(onGpu, gpuB, { out: gpuOut }), invalid(/^out: the tensor is already the output of a multiply still in flight/));
+  assert.equal(await first, gpuOut);
+  synchronize("cuda:0");
+  checkMatmul(assert, "after the refused one", { a, transpose: false, b: gpuB.toArray(), bLayout: "row-major", n }, gpuOut.toArray());
+});
+
+test("a timer keeps firing during a large async multiply on device tensors", async (t) => {
+  if (!cudaOrSkip(t, bsrmm)) return;
+  // 16384 x 16384 f16 with 128x128 blocks, half of them stored, times B (16384 x n) on the
+  // device: nothing crosses the bus, so n doubles until one multiply takes >= 60 ms (or B
+  // reaches 2 GiB) for the timer to have something to show.
+  const device = "cuda:0";
+  const [blocks, block] = [128, 128];
+  const size = blocks * block;
+  const r = rng(650);
+  const rowPtr = [0];
+  const colIdx = [];
+  for (let i = 0; i < blocks; i++) {
+    for (let j = 0; j < blocks; j++) if (r.unit() < 0.5) colIdx.push(j);
+    rowPtr.push(colIdx.length);
+  }
+  // Random halves in [-1, 1): a table of 4096 spread over 2^20 elements, then repeated (drawing
+  // billions of values one by one would take minutes).
+  const table = Uint16Array.from({ length: 4096 }, () => DTYPES.f16.make([r.value()])[0]);
+  const fill = (length) => {
+    const out = new Uint16Array(length);
+    const head = Math.min(length, 1 << 20);
+    for (let i = 0; i < head; i++) out[i] = table[Math.imul(i, 2654435761) >>> 20];
+    for (let done = head; done < length; done *= 2) out.copyWithin(done, 0, Math.min(done, length - done));
+    return out;
+  };
+  const A = BsrMatrix.fromBsr({ rows: size, cols: size, blockSize: block, rowPtr, colIdx, values: fill(colIdx.length * block * block), dtype: "f16", device });
+
+  let n = 4096;
+  let B;
+  let syncOut;
+  let syncMs;
+  for (;;) {
+    B = Tensor.from(fill(size * n), { rows: size, cols: n, dtype: "f16", device });
+    syncOut = Tensor.empty({ rows: size, cols: n, dtype: "f16", device });
+    matmulSync(A, B, { out: syncOut }); // may tune
+    synchronize(device);
+    const t0 = performance.now();
+    matmulSync(A, B, { out: syncOut });
+    synchronize(device);
+    syncMs = performance.now() - t0;
+    if (syncMs >= 60 || size * n * 2 >= 2 ** 31) break;
+    n *= 2;
+  }
+
+  const out = Tensor.empty({ rows: size, cols: n, dtype: "f16", device });
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  const start = performance.now();
+  const result = await matmul(A, B, { out });
+  const elapsed = performance.now() - start;
+  clearInterval(timer);
+  assert.equal(result, out);
+  const [got, want] = [out.toArray(), syncOut.toArray()];
+  for (let i = 0; i < got.length; i += 99991) assert.equal(got[i], want[i], `C[${i}]`);
+  const expected = Math.floor(elapsed / 5);
+  console.log(`# GPU tensors: n = ${n}, sync ${syncMs.toFixed(1)} ms, async ${elapsed.toFixed(1)} ms, ${ticks} timer ticks while pending (~${expected} possible)`);
+  assert.ok(elapsed > 25, `the multiply took only ${elapsed.toFixed(1)} ms: too small to show anything`);
+  assert.ok(ticks >= Math.max(3, expected / 10), `only ${ticks} ticks in ${elapsed.toFixed(0)} ms`);
 });

@@ -118,27 +118,52 @@ export function activate(x, activation) {
 export const at = (layout, rows, cols) => (i, j) => (layout === "col-major" ? j * rows + i : i * cols + j);
 
 /**
+ * op(A) * B in float64 (m x n, row-major), and the sum of |terms| of each element (the scale of
+ * its rounding error).
+ */
+export function product64({ a, transpose, b, bLayout, n }) {
+  const { read } = DTYPES[a.dtype];
+  const [m, k] = transpose ? [a.cols, a.rows] : [a.rows, a.cols];
+  const A = (i, p) => (transpose ? a.dense[p * a.cols + i] : a.dense[i * a.cols + p]);
+  const bAt = at(bLayout, k, n);
+  const value = new Float64Array(m * n);
+  const mag = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      let sum = 0;
+      for (let p = 0; p < k; p++) {
+        const t = A(i, p) * read(b, bAt(p, j));
+        acc += t;
+        sum += Math.abs(t);
+      }
+      value[i * n + j] = acc;
+      mag[i * n + j] = sum;
+    }
+  }
+  return { m, value, mag };
+}
+
+/** Checks element (i, j) of `got` against `want`, allowing the dtype's tolerance times `scale`. */
+function checkElement(assert, what, dtype, got, gotAt, i, j, want, scale) {
+  const value = DTYPES[dtype].read(got, gotAt);
+  const bound = DTYPES[dtype].tol * scale + 1e-30;
+  if (!(Math.abs(value - want) <= bound)) assert.fail(`${what}: C[${i}][${j}] = ${value}, reference ${want} (bound ${bound})`);
+}
+
+/**
  * Checks every element of `got` (m x n in `layout`) against the float64 reference of
  * act(alpha * op(A) * B + beta * C0 + bias).
  */
 export function checkMatmul(assert, what, { a, transpose, b, bLayout, n, alpha = 1, beta = 0, c0, bias, activation = "none", layout = "row-major" }, got) {
-  const { read, tol } = DTYPES[a.dtype];
-  const [m, k] = transpose ? [a.cols, a.rows] : [a.rows, a.cols];
-  const A = (i, p) => (transpose ? a.dense[p * a.cols + i] : a.dense[i * a.cols + p]);
-  const bAt = at(bLayout, k, n);
+  const { read } = DTYPES[a.dtype];
+  const { m, value: ab, mag: abMag } = product64({ a, transpose, b, bLayout, n });
   const cAt = at(layout, m, n);
   assert.equal(got.length, m * n, `${what}: result length`);
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
-      let acc = 0;
-      let mag = 0;
-      for (let p = 0; p < k; p++) {
-        const t = A(i, p) * read(b, bAt(p, j));
-        acc += t;
-        mag += Math.abs(t);
-      }
-      let v = alpha * acc;
-      mag *= Math.abs(alpha);
+      let v = alpha * ab[i * n + j];
+      let mag = Math.abs(alpha) * abMag[i * n + j];
       if (beta !== 0) {
         v += beta * read(c0, cAt(i, j));
         mag += Math.abs(beta * read(c0, cAt(i, j)));
@@ -147,13 +172,38 @@ export function checkMatmul(assert, what, { a, transpose, b, bLayout, n, alpha =
         v += read(bias, i);
         mag += Math.abs(read(bias, i));
       }
-      const want = activate(v, activation);
-      const value = read(got, cAt(i, j));
-      const bound = tol * (mag + Math.abs(v)) + 1e-30;
-      if (!(Math.abs(value - want) <= bound)) {
-        assert.fail(`${what}: C[${i}][${j}] = ${value}, reference ${want} (bound ${bound})`);
-      }
+      checkElement(assert, what, a.dtype, got, cAt(i, j), i, j, activate(v, activation), mag + Math.abs(v));
     }
+  }
+}
+
+/**
+ * Checks `got` (m x n in `layout`) against C0 + op(A) * B_1 + ... + op(A) * B_t in float64: what
+ * t multiplies with beta = 1 leave in one output that started as C0.
+ */
+export function checkAccumulated(assert, what, { a, transpose, bs, bLayout, n, c0, layout = "row-major" }, got) {
+  const { read } = DTYPES[a.dtype];
+  const m = transpose ? a.cols : a.rows;
+  const cAt = at(layout, m, n);
+  const want = new Float64Array(m * n);
+  const mag = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      want[i * n + j] = read(c0, cAt(i, j));
+      mag[i * n + j] = Math.abs(want[i * n + j]);
+    }
+  }
+  for (const b of bs) {
+    const p = product64({ a, transpose, b, bLayout, n });
+    for (let x = 0; x < m * n; x++) {
+      want[x] += p.value[x];
+      mag[x] += p.mag[x];
+    }
+  }
+  assert.equal(got.length, m * n, `${what}: result length`);
+  // Each of the t roundings of the output to its dtype adds up to one unit of |partial sum|.
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) checkElement(assert, what, a.dtype, got, cAt(i, j), i, j, want[i * n + j], bs.length * mag[i * n + j] + Math.abs(want[i * n + j]));
   }
 }
 

@@ -45,6 +45,16 @@ function holds(array: unknown, dtype: DType): boolean {
   );
 }
 
+/** An explicit `dtype` (checked), or the one `values`' array type implies (f32, f64, Float16Array). */
+export function resolveDType(values: unknown, dtype: unknown, what: string): DType {
+  if (dtype !== undefined) return checkDType(dtype);
+  const implied = impliedDType(values);
+  if (implied === undefined) {
+    throw invalid(`dtype is required for ${describe(values)} ${what}: "f16" or "bf16" (or "f32"/"f64" with the matching array)`);
+  }
+  return implied;
+}
+
 /** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
 export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
   if (!holds(array, dtype)) {

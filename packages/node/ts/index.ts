@@ -1,6 +1,6 @@
 // bsrmm for Node: block-sparse (BSR) x dense matrix multiply.
 //
-//   C = alpha * op(A) * B + beta * C      A: BsrMatrix, B and C: TypedArrays
+//   C = alpha * op(A) * B + beta * C      A: BsrMatrix, B and C: TypedArrays or Tensors
 //
 // Inputs are checked here (types, lengths, shapes) before they reach the addon; every error is a
 // BsrmmError with a stable `code` (the C status name).
@@ -9,7 +9,8 @@ import native from "./native.js";
 export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
 export { DTYPES, type DType, type DenseArray } from "./dtype.js";
 export { BsrMatrix, type BsrArrays, type BsrParts, type FromDenseOptions } from "./matrix.js";
-export { matmul, matmulSync, type Activation, type Dense, type MatmulOptions } from "./matmul.js";
+export { matmul, matmulSync, synchronize, type Activation, type ArrayMatmulOptions, type Dense, type MatmulOptions } from "./matmul.js";
+export { Tensor, type TensorOptions } from "./tensor.js";
 export type { Device, Layout } from "./shape.js";
 
 /** The native core's version. */

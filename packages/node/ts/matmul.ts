@@ -1,10 +1,16 @@
 // matmul: C = alpha * op(A) * B + beta * C (+ per-row bias, activation), off the main thread
-// (Promise) or on it (matmulSync).
-import native, { type NativeMatmulOptions } from "./native.js";
-import { bytes, checkOperand, toPublic, type DenseArray } from "./dtype.js";
-import { fromNative, invalid, native as call } from "./errors.js";
-import type { BsrMatrix } from "./matrix.js";
-import { checkLayout, checkSize, type Layout } from "./shape.js";
+// (Promise) or on it (matmulSync). Two forms, chosen by the operands:
+//   arrays   B a TypedArray (or a Dense): returns a new TypedArray; a GPU matrix's B, C and
+//            bias are staged through device buffers on every call.
+//   tensors  B, options.out or options.bias a Tensor: runs on tensors on A's device, in place,
+//            and returns a Tensor (options.out, or a new one); host arrays given alongside
+//            (B, c, bias) are copied into tensors on A's device first.
+import native, { type NativeEpilogue, type NativeMatmulOptions } from "./native.js";
+import { bytes, checkOperand, describe, toPublic, type DenseArray } from "./dtype.js";
+import { fromNative, invalid, native as call, unsupported } from "./errors.js";
+import { BsrMatrix } from "./matrix.js";
+import { checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
+import { Tensor } from "./tensor.js";
 
 export type Activation = "none" | "relu" | "gelu" | "silu";
 
@@ -21,16 +27,21 @@ export interface MatmulOptions {
   transpose?: boolean;
   /** Scale of the product (default 1). */
   alpha?: number;
-  /** Scale of the existing C (default 0); needs `c`. */
+  /** Scale of the existing C (default 0): `c`, or `out`'s current contents. */
   beta?: number;
-  /** The existing C (op(A).rows x B.cols, in `layout`), read when beta != 0. */
+  /** The existing C (op(A).rows x B.cols, in `layout`), read when beta != 0; not with `out`. */
   c?: DenseArray;
   /** Per-row bias of C (op(A).rows values), added before the activation. */
-  bias?: DenseArray;
+  bias?: DenseArray | Tensor;
   activation?: Activation;
-  /** The result's layout (default row-major). */
+  /** The result's layout (default row-major; with `out`, out's layout). */
   layout?: Layout;
+  /** Write the result into this tensor (op(A).rows x B.cols, on A's device) and return it. */
+  out?: Tensor;
 }
+
+/** Options of the array form: no tensor anywhere. */
+export type ArrayMatmulOptions = MatmulOptions & { out?: undefined; bias?: DenseArray };
 
 const ACTIVATIONS: readonly Activation[] = ["none", "relu", "gelu", "silu"];
 
@@ -42,6 +53,47 @@ function scalar(value: unknown, what: string, fallback: number): number {
   return value;
 }
 
+/** What both forms check first: A, op(A)'s shape and the epilogue. */
+function common(a: unknown, options: MatmulOptions) {
+  if (!(a instanceof BsrMatrix)) throw invalid(`A must be a BsrMatrix, got ${describe(a)}`);
+  if (typeof options !== "object" || options === null) throw invalid(`options must be an object, got ${describe(options)}`);
+  const transpose = options.transpose === true;
+  const [rows, cols] = a.shape;
+  const [m, k] = transpose ? [cols, rows] : [rows, cols];
+  const activation = options.activation ?? "none";
+  if (!ACTIVATIONS.includes(activation)) {
+    throw invalid(`activation = ${JSON.stringify(activation)}: expected one of ${ACTIVATIONS.map((x) => `"${x}"`).join(", ")}`);
+  }
+  const epilogue: NativeEpilogue = { transpose, alpha: scalar(options.alpha, "alpha", 1), beta: scalar(options.beta, "beta", 0), activation };
+  return { a, m, k, opA: `${rows}x${cols}${transpose ? ", transposed" : ""}`, epilogue };
+}
+
+/** B as a host array with its shape, checked against op(A). */
+function hostB(a: BsrMatrix, b: DenseArray | Dense, k: number, opA: string) {
+  const dense: Dense = ArrayBuffer.isView(b) ? { data: b as DenseArray, rows: k, cols: k === 0 ? 0 : b.length / k } : (b as Dense);
+  if (typeof dense !== "object" || dense === null) throw invalid(`B must be a TypedArray, a Dense {data, rows, cols} or a Tensor, got ${describe(b)}`);
+  const data = checkOperand(dense.data, a.dtype, "B");
+  const rows = checkSize(dense.rows, "B rows");
+  const cols = checkSize(dense.cols, "B cols");
+  if (rows !== k) throw invalid(`B has ${rows} rows, op(A) (${opA}) has ${k} columns`);
+  if (data.length !== rows * cols) throw invalid(`B has ${data.length} elements, a ${rows}x${cols} matrix needs ${rows * cols}`);
+  return { data, rows, cols, layout: checkLayout(dense.layout, "B layout") };
+}
+
+/** The existing C for beta != 0, checked. */
+function hostC(a: BsrMatrix, c: DenseArray | undefined, beta: number, m: number, n: number): DenseArray {
+  if (c === undefined) throw invalid(`beta = ${beta} needs the existing C in options.c (or an options.out tensor)`);
+  const array = checkOperand(c, a.dtype, "c");
+  if (array.length !== m * n) throw invalid(`c has ${array.length} elements, C is ${m}x${n} (${m * n})`);
+  return array;
+}
+
+function hostBias(a: BsrMatrix, bias: DenseArray, m: number): DenseArray {
+  const array = checkOperand(bias, a.dtype, "bias");
+  if (array.length !== m) throw invalid(`bias has ${array.length} elements, C has ${m} rows`);
+  return array;
+}
+
 interface Prepared {
   b: Uint8Array;
   bRows: number;
@@ -49,63 +101,115 @@ interface Prepared {
   options: NativeMatmulOptions;
 }
 
-function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions = {}): Prepared {
-  const transpose = options.transpose === true;
-  const [rows, cols] = a.shape;
-  const [m, k] = transpose ? [cols, rows] : [rows, cols];
-  const dense: Dense = ArrayBuffer.isView(b) ? { data: b as DenseArray, rows: k, cols: k === 0 ? 0 : b.length / k } : (b as Dense);
-  const data = checkOperand(dense.data, a.dtype, "B");
-  const bRows = checkSize(dense.rows, "B rows");
-  const bCols = checkSize(dense.cols, "B cols");
-  if (bRows !== k) {
-    throw invalid(`B has ${bRows} rows, op(A) (${rows}x${cols}${transpose ? ", transposed" : ""}) has ${k} columns`);
-  }
-  if (data.length !== bRows * bCols) throw invalid(`B has ${data.length} elements, a ${bRows}x${bCols} matrix needs ${bRows * bCols}`);
-  const bLayout = checkLayout(dense.layout, "B layout");
+function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions): Prepared {
+  const { m, k, opA, epilogue } = common(a, options);
+  const dense = hostB(a, b, k, opA);
   const outLayout = checkLayout(options.layout, "layout");
-  const alpha = scalar(options.alpha, "alpha", 1);
-  const beta = scalar(options.beta, "beta", 0);
-  let c: Uint8Array | undefined;
-  if (beta !== 0) {
-    if (options.c === undefined) throw invalid(`beta = ${beta} needs the existing C in options.c`);
-    const cArray = checkOperand(options.c, a.dtype, "c");
-    if (cArray.length !== m * bCols) throw invalid(`c has ${cArray.length} elements, C is ${m}x${bCols} (${m * bCols})`);
-    c = bytes(cArray);
-  }
-  let bias: Uint8Array | undefined;
-  if (options.bias !== undefined) {
-    const biasArray = checkOperand(options.bias, a.dtype, "bias");
-    if (biasArray.length !== m) throw invalid(`bias has ${biasArray.length} elements, C has ${m} rows`);
-    bias = bytes(biasArray);
-  }
-  const activation = options.activation ?? "none";
-  if (!ACTIVATIONS.includes(activation)) {
-    throw invalid(`activation = ${JSON.stringify(activation)}: expected one of ${ACTIVATIONS.map((x) => `"${x}"`).join(", ")}`);
-  }
+  const c = epilogue.beta !== 0 ? bytes(hostC(a, options.c, epilogue.beta, m, dense.cols)) : undefined;
+  const bias = options.bias !== undefined ? bytes(hostBias(a, options.bias as DenseArray, m)) : undefined;
   return {
-    b: bytes(data),
-    bRows,
-    bCols,
+    b: bytes(dense.data),
+    bRows: dense.rows,
+    bCols: dense.cols,
     options: {
-      transpose,
-      alpha,
-      beta,
-      bLayout,
+      ...epilogue,
+      bLayout: dense.layout,
       outLayout,
-      activation,
       ...(c === undefined ? {} : { c }),
       ...(bias === undefined ? {} : { bias }),
     },
   };
 }
 
+/** A tensor operand: on A's device, of A's dtype. */
+function checkTensor(t: Tensor, a: BsrMatrix, what: string): Tensor {
+  if (t.device !== a.device) {
+    throw invalid(`${what} is a tensor on ${t.device} but A is on ${a.device}: every tensor operand must be on A's device`);
+  }
+  if (t.dtype !== a.dtype) throw unsupported(`mixed dtypes are not supported: A is ${a.dtype}, ${what} is a ${t.dtype} tensor`);
+  return t;
+}
+
+interface PreparedTensors {
+  b: Tensor;
+  out: Tensor;
+  bias: Tensor | undefined;
+  epilogue: NativeEpilogue;
+}
+
+function usesTensors(b: unknown, options: MatmulOptions | undefined): boolean {
+  return b instanceof Tensor || (typeof options === "object" && options !== null && (options.out !== undefined || options.bias instanceof Tensor));
+}
+
+function prepareTensors(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions): PreparedTensors {
+  const { m, k, opA, epilogue } = common(a, options);
+  const { dtype, device } = a;
+  let bTensor: Tensor;
+  if (b instanceof Tensor) {
+    bTensor = checkTensor(b, a, "B");
+    if (b.rows !== k) throw invalid(`B has ${b.rows} rows, op(A) (${opA}) has ${k} columns`);
+  } else {
+    const dense = hostB(a, b, k, opA);
+    bTensor = Tensor.from(dense.data, { rows: dense.rows, cols: dense.cols, layout: dense.layout, dtype, device });
+  }
+  const n = bTensor.cols;
+
+  let out: Tensor;
+  if (options.out !== undefined) {
+    if (!(options.out instanceof Tensor)) throw invalid(`out must be a Tensor, got ${describe(options.out)}`);
+    out = checkTensor(options.out, a, "out");
+    if (out.rows !== m || out.cols !== n) throw invalid(`out is ${out.rows}x${out.cols}, C = op(A) (${opA}) * B is ${m}x${n}`);
+    if (options.c !== undefined) throw invalid("c and out are exclusive: with out, beta scales out's current contents");
+    if (options.layout !== undefined && checkLayout(options.layout, "layout") !== out.layout) {
+      throw invalid(`layout = "${options.layout}" but out is ${out.layout}: the result takes out's layout`);
+    }
+    if (out === bTensor) throw invalid("out is also B: the multiply would overwrite B while reading it");
+  } else {
+    const layout = checkLayout(options.layout, "layout");
+    const shape = { rows: m, cols: n, layout, dtype, device };
+    out = epilogue.beta !== 0 ? Tensor.from(hostC(a, options.c, epilogue.beta, m, n), shape) : Tensor.empty(shape);
+  }
+
+  let bias: Tensor | undefined;
+  if (options.bias instanceof Tensor) {
+    bias = checkTensor(options.bias, a, "bias");
+    if (bias.rows * bias.cols !== m || (bias.rows !== 1 && bias.cols !== 1)) {
+      throw invalid(`bias is a ${bias.rows}x${bias.cols} tensor, C has ${m} rows: it must be ${m}x1 or 1x${m}`);
+    }
+    if (bias === out) throw invalid("out is also the bias: the multiply would overwrite the bias while reading it");
+  } else if (options.bias !== undefined) {
+    bias = Tensor.from(hostBias(a, options.bias, m), { rows: m, cols: 1, dtype, device });
+  }
+  return { b: bTensor, out, bias, epilogue };
+}
+
 /**
- * C = alpha * op(A) * B + beta * C (+ bias, activation) as a new array (in `options.layout`),
- * computed on a worker thread: the JS thread stays free. Operands are copied when the call is
- * made, so the caller may reuse its arrays at once.
+ * C = alpha * op(A) * B + beta * C (+ bias, activation), computed on a worker thread: the JS
+ * thread stays free.
+ *
+ * Arrays: returns a new array (in `options.layout`); operands are copied when the call is made,
+ * so the caller may reuse its arrays at once.
+ *
+ * Tensors (B, `out` or `bias` a Tensor): every tensor must be on A's device; returns `out` (or a
+ * new tensor on A's device) once it holds the result. Until then the tensors are in use: a
+ * second multiply writing the same `out`, or one that writes a tensor this one reads, is refused
+ * with BSRMM_STATUS_INVALID_ARGUMENT (await the first).
  */
-export async function matmul(a: BsrMatrix, b: DenseArray | Dense, options?: MatmulOptions): Promise<DenseArray> {
-  const p = prepare(a, b, options);
+export function matmul(a: BsrMatrix, b: Tensor, options?: MatmulOptions): Promise<Tensor>;
+export function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions & ({ out: Tensor } | { bias: Tensor })): Promise<Tensor>;
+export function matmul(a: BsrMatrix, b: DenseArray | Dense, options?: ArrayMatmulOptions): Promise<DenseArray>;
+export function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options?: MatmulOptions): Promise<DenseArray | Tensor>;
+export async function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): Promise<DenseArray | Tensor> {
+  if (usesTensors(b, options)) {
+    const p = prepareTensors(a, b, options);
+    await (call(() => native.matmulInto(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue)) as Promise<void>).catch(
+      (error: unknown) => {
+        throw fromNative(error);
+      },
+    );
+    return p.out;
+  }
+  const p = prepare(a, b as DenseArray | Dense, options);
   const result = await (call(() => native.matmul(a.native, p.b, p.bRows, p.bCols, p.options)) as Promise<
     Float32Array | Float64Array | Uint16Array
   >).catch((error: unknown) => {
@@ -114,8 +218,26 @@ export async function matmul(a: BsrMatrix, b: DenseArray | Dense, options?: Matm
   return toPublic(result, a.dtype);
 }
 
-/** The same multiply, blocking the calling thread. */
-export function matmulSync(a: BsrMatrix, b: DenseArray | Dense, options?: MatmulOptions): DenseArray {
-  const p = prepare(a, b, options);
+/**
+ * The same multiply, on the calling thread. With tensors on a GPU the work is only queued on
+ * the device's stream (as a CUDA call is): `toArray()` waits for it, `synchronize(device)` too.
+ */
+export function matmulSync(a: BsrMatrix, b: Tensor, options?: MatmulOptions): Tensor;
+export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions & ({ out: Tensor } | { bias: Tensor })): Tensor;
+export function matmulSync(a: BsrMatrix, b: DenseArray | Dense, options?: ArrayMatmulOptions): DenseArray;
+export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options?: MatmulOptions): DenseArray | Tensor;
+export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): DenseArray | Tensor {
+  if (usesTensors(b, options)) {
+    const p = prepareTensors(a, b, options);
+    call(() => native.matmulIntoSync(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue));
+    return p.out;
+  }
+  const p = prepare(a, b as DenseArray | Dense, options);
   return toPublic(call(() => native.matmulSync(a.native, p.b, p.bRows, p.bCols, p.options)), a.dtype);
+}
+
+/** Waits for the work queued on `device` (a GPU; nothing to wait for on "cpu"). */
+export function synchronize(device: Device): void {
+  const d = checkDevice(device);
+  call(() => native.synchronize(d));
 }

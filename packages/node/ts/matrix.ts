@@ -1,7 +1,7 @@
 // BsrMatrix: a block-sparse matrix owned by the native core (validated once, reused by every
 // multiply).
 import native, { type NativeBsrMatrix } from "./native.js";
-import { bytes, checkArray, checkDType, describe, impliedDType, toPublic, type DType, type DenseArray } from "./dtype.js";
+import { bytes, checkArray, describe, resolveDType, toPublic, type DType, type DenseArray } from "./dtype.js";
 import { invalid, native as call } from "./errors.js";
 import { checkBlockSize, checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
 
@@ -47,15 +47,6 @@ function indices(value: unknown, what: string): Int32Array {
     return Int32Array.from(value as number[]);
   }
   throw invalid(`${what} must be an Int32Array or an array of 32-bit integers, got ${describe(value)}`);
-}
-
-function resolveDType(values: unknown, dtype: unknown, what: string): DType {
-  if (dtype !== undefined) return checkDType(dtype);
-  const implied = impliedDType(values);
-  if (implied === undefined) {
-    throw invalid(`dtype is required for ${describe(values)} ${what}: "f16" or "bf16" (or "f32"/"f64" with the matching array)`);
-  }
-  return implied;
 }
 
 export class BsrMatrix {

@@ -4,4 +4,4 @@
 import binding from "../native/binding.cjs";
 
 export default binding;
-export type { NativeBsrMatrix, NativeMatmulOptions } from "../native/binding.cjs";
+export type { NativeBsrMatrix, NativeEpilogue, NativeMatmulOptions, NativeTensor } from "../native/binding.cjs";

@@ -50,7 +50,7 @@ pub struct MatmulTask {
     activation: Activation,
 }
 
-fn parse_activation(name: &str) -> napi::Result<Activation> {
+pub(crate) fn parse_activation(name: &str) -> napi::Result<Activation> {
     match name {
         "none" => Ok(Activation::None),
         "relu" => Ok(Activation::Relu),

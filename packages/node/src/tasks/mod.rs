@@ -1,2 +1,3 @@
 //! Work that runs off the JS main thread (napi AsyncTask), one file per task.
 pub mod matmul;
+pub mod matmul_into;
