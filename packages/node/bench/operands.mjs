@@ -58,14 +58,25 @@ function bValues(c, set) {
   return { stored, values };
 }
 
+/** The case's block pattern (§6) on the stored A's block grid. */
+export function patternOf(c) {
+  const [rows, cols] = storedShape(c);
+  return generate(c.pattern, rows / c.block[0], cols / c.block[1], c.seed, c.block);
+}
+
+/** A values + indices + B + C of one set in the case dtype: what must leave the cache. */
+export function bytesPerSet(c, pattern) {
+  const [bh, bw] = c.block;
+  const item = c.dtype === "float64" ? 8 : c.dtype === "float32" ? 4 : 2;
+  const nnzb = pattern.indices.length;
+  return item * (nnzb * bh * bw + c.k * c.n + c.m * c.n) + 4 * (nnzb + pattern.indptr.length);
+}
+
 /**
- * The case's pattern and `sets` operand sets. `bCache` (a Map kept by the caller) reuses B across
+ * The case's `sets` operand sets on `pattern`. `bCache` (a Map kept by the caller) reuses B across
  * cases with the same (seed, k, n, dtype, layout, set): a suite's cases share a few Bs.
  */
-export function build(c, sets, bCache) {
-  const [rows, cols] = storedShape(c);
-  const [bh, bw] = c.block;
-  const pattern = generate(c.pattern, rows / bh, cols / bw, c.seed, c.block);
+export function build(c, sets, bCache, pattern = patternOf(c)) {
   const out = { case: c, pattern, sets: [] };
   for (let set = 0; set < sets; set++) {
     const key = JSON.stringify([c.seed, c.k, c.n, c.dtype, c.layout_b, set]);
@@ -90,7 +101,6 @@ export function summary(ops) {
   const R = indptr.length - 1;
   const perRow = Array.from({ length: R }, (_, r) => indptr[r + 1] - indptr[r]);
   const nnzb = indices.length;
-  const item = c.dtype === "float64" ? 8 : c.dtype === "float32" ? 4 : 2;
   return {
     nnzb,
     density: nnzb / (R * (storedShape(c)[1] / bw)),
@@ -98,7 +108,7 @@ export function summary(ops) {
     row_blocks_max: Math.max(...perRow),
     flops: 2 * nnzb * bh * bw * c.n,
     dense_flops: 2 * c.m * c.k * c.n,
-    bytes_per_set: item * (nnzb * bh * bw + c.k * c.n + c.m * c.n) + 4 * (nnzb + R + 1),
+    bytes_per_set: bytesPerSet(c, ops.pattern),
     rotation_sets: ops.sets.length,
   };
 }

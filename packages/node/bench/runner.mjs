@@ -8,7 +8,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { CASES_DIR, TOLERANCE, isPlainProduct, loadSuite, precision, select, storedShape } from "./cases.mjs";
 import { capture, gpuInfo } from "./environment.mjs";
-import { build, check, reference, referenceRows, rotationSets, storage, summary } from "./operands.mjs";
+import { build, bytesPerSet, check, patternOf, reference, referenceRows, rotationSets, storage, summary } from "./operands.mjs";
 import { CPU_BUDGET, GPU_BUDGET, timeDevice, timeHost } from "./timing.mjs";
 
 export const SCHEMA = "bsrmm-bench/result";
@@ -96,9 +96,9 @@ function whyNoCuda(bsrmm) {
 
 export function runCase(bsrmm, c, device, { bCache, l2Bytes = DEFAULT_L2_BYTES } = {}) {
   const kind = device === "cpu" ? "cpu" : "cuda";
-  let ops = build(c, 1, bCache);
-  const sets = kind === "cuda" ? rotationSets(summary(ops).bytes_per_set, l2Bytes) : 1;
-  if (sets > 1) ops = build(c, sets, bCache);
+  const pattern = patternOf(c);
+  const sets = kind === "cuda" ? rotationSets(bytesPerSet(c, pattern), l2Bytes) : 1;
+  const ops = build(c, sets, bCache, pattern);
   const rows = referenceRows(ops);
   const record = {
     id: c.id,
