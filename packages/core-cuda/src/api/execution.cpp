@@ -31,15 +31,26 @@ detail::ThreadPool& pool_for(bsrmm_context_s& ctx, int32_t threads) {
 }
 
 // The thread counts worth measuring when the context leaves the choice to bsrmm: every thread
-// of the machine first (the heuristic), then powers of two below it (small problems lose more
-// to waking workers than they gain; a loaded machine favours fewer).
+// of the machine first (the heuristic), then powers of two below it, descending (small problems
+// lose more to waking workers than they gain; a loaded machine favours fewer). The tuner stops
+// descending where fewer threads are clearly slower, so a large problem on a many-core machine
+// times two or three counts, not every one down to a single thread.
 std::vector<int32_t> thread_candidates(int32_t setting) {
   if (setting > 0) return {setting};
   const int32_t all = detail::hardware_threads();
   std::vector<int32_t> counts{all};
-  for (int32_t t = 1; t < all; t *= 2) counts.push_back(t);
+  int32_t power = 1;
+  while (power * 2 < all) power *= 2;
+  for (int32_t t = power; t >= 1 && t < all; t /= 2) counts.push_back(t);
   return counts;
 }
+
+// The reference variant is the correctness oracle, not a contender: it runs 5-60x slower than
+// the blocked one on every problem measured, tiny ones included (docs/perf-log.md, "CPU tuning
+// cost"). It is timed only where that costs next to nothing (about half a millisecond a run on
+// one core), so the tuner still sees it where the blocked variant's fixed costs dominate; above
+// this many multiply-adds its warm-up and probe would cost more than tuning everything else.
+constexpr int64_t reference_tuning_limit = int64_t{1} << 18;
 
 }  // namespace
 
@@ -199,7 +210,11 @@ const std::vector<tuner::Choice>& Execution::candidates() {
   if (have_candidates_) return candidates_;
   have_candidates_ = true;
   if (on_cpu()) {
-    for (const char* variant : {cpu::blocked_variant, cpu::reference_variant})
+    // Multiply-adds (value_count x N) within the limit; C is not empty, so N > 0.
+    const bool small = op_a_.shape().value_count() <= reference_tuning_limit / c_.cols;
+    std::vector<const char*> variants{cpu::blocked_variant};
+    if (small) variants.push_back(cpu::reference_variant);
+    for (const char* variant : variants)
       for (int32_t threads : thread_candidates(settings_.num_threads))
         candidates_.push_back(tuner::Choice{variant, threads});
     return candidates_;

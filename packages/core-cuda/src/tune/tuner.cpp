@@ -11,10 +11,13 @@ namespace bsrmm::tuner {
 namespace {
 
 std::atomic<int64_t> measurements{0};
+std::atomic<int64_t> timed_runs{0};
 
 }  // namespace
 
 int64_t measurement_count() { return measurements.load(); }
+
+int64_t timed_run_count() { return timed_runs.load(); }
 
 std::optional<Choice> recall(const CallSignature& signature) {
   return TuningCache::instance().recall(signature);
@@ -52,7 +55,12 @@ Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trial
 
   ++measurements;
   const std::vector<Timing> timings = measure(
-      candidates.size(), [&](std::size_t i) { return trials.time_once(i); }, trials.policy());
+      candidates,
+      [&](std::size_t i) {
+        ++timed_runs;
+        return trials.time_once(i);
+      },
+      trials.policy());
   const std::size_t best = fastest(timings);
   decision.choice = candidates[best];
   decision.measured = true;

@@ -4,7 +4,8 @@
 // cache under the problem key and the device.
 //
 //   OFF    the heuristic's choice; no lookup, no measurement (callers skip the tuner entirely)
-//   AUTO   the cached choice; on a miss, measure every candidate, store the fastest
+//   AUTO   the cached choice; on a miss, measure the candidates (measure.hpp says which
+//          are skipped), store the fastest
 //   FORCE  measure and store, whatever the cache holds
 #pragma once
 
@@ -26,7 +27,9 @@ namespace bsrmm::tuner {
 class Trials {
  public:
   virtual ~Trials() = default;
-  // Every eligible choice, the heuristic's pick first (it wins ties). Never empty.
+  // Every eligible choice, the heuristic's pick first (it wins ties), each CPU variant's thread
+  // counts descending (measure() ends a variant's ladder where fewer threads are slower).
+  // Never empty.
   virtual const std::vector<Choice>& candidates() = 0;
   // Runs candidates()[index] once into scratch output and returns its time in milliseconds.
   virtual double time_once(std::size_t index) = 0;
@@ -53,5 +56,8 @@ void remember(const CallSignature& signature, const Choice& choice);
 // How many times this process has measured a candidate set: tests use it to tell a cached
 // choice from a fresh measurement.
 int64_t measurement_count();
+// How many candidate runs (warm-ups included) this process has made while measuring: tests use
+// it to check what tuning a problem costs.
+int64_t timed_run_count();
 
 }  // namespace bsrmm::tuner

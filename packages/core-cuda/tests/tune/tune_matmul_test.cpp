@@ -1,5 +1,5 @@
-// Tuning through the C ABI on the CPU, where the candidates are both CPU variants at several
-// thread counts: bsrmm_tune and the AUTO / FORCE / OFF modes compute the right C (checked
+// Tuning through the C ABI on the CPU, where the candidates are the CPU variants at several
+// thread counts (the reference only on small problems): bsrmm_tune and the AUTO / FORCE / OFF modes compute the right C (checked
 // against float64 with C poisoned, or random when beta reads it: a measuring run that wrote
 // the caller's C would show as a wrong result), store and reuse their choice, and a cache that
 // is corrupt or cannot be written changes nothing but a warning.
@@ -171,6 +171,45 @@ TEST(TuneMatmul, AnExplicitThreadCountIsKept) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].threads, 1);
   EXPECT_EQ(entries[0].candidates, 2) << "two variants at the context's one thread";
+}
+
+// Above a small size the reference (5-60x slower) is not timed: the candidate set is the
+// blocked variant's thread counts alone, half the small problem's, and tuning runs each of them
+// at most a warm-up and 5 times.
+TEST(TuneMatmul, LargeProblemsTimeOnlyTheBlockedVariant) {
+  CpuProblemSpec large;  // 256 x 256, half the 8 x 8 blocks, N = 64: ~2M multiply-adds
+  large.block_rows = large.block_cols = 32;
+  large.bh = large.bw = 8;
+  large.density = 0.5;
+  large.n = 64;
+  int32_t small_candidates = 0;
+  for (const CpuProblemSpec& spec : {CpuProblemSpec{}, large}) {
+    CacheSandbox sandbox;
+    CpuProblem problem(111, spec);
+    Context ctx;
+    const int64_t runs_before = tuner::timed_run_count();
+    const Outcome run = run_checked(ctx, problem, true);
+    const int64_t runs = tuner::timed_run_count() - runs_before;
+    EXPECT_EQ(run.measurements, 1);
+    const std::vector<tuner::Entry> entries = abi_entries();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_GE(runs, 2) << "the first candidate warms up";
+    EXPECT_LE(runs, 6 * entries[0].candidates);
+    if (spec.n == large.n) {
+      EXPECT_EQ(run.variant, "cpu_blocked_simd");
+      EXPECT_EQ(2 * entries[0].candidates, small_candidates) << "no reference candidates";
+    } else {
+      small_candidates = entries[0].candidates;
+    }
+  }
+
+  CacheSandbox sandbox;
+  CpuProblem problem(112, large);
+  Context one_thread;
+  one_thread.set_num_threads(1);
+  run_checked(one_thread, problem, true);
+  ASSERT_EQ(abi_entries().size(), 1u);
+  EXPECT_EQ(abi_entries()[0].candidates, 1) << "the blocked variant at the context's one thread";
 }
 
 TEST(TuneMatmul, EmptyPatternsAreNotTuned) {

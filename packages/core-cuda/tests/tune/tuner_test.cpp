@@ -1,6 +1,7 @@
 // The tuner's decision with a scripted backend: AUTO measures once then reuses, FORCE always
 // measures, the fastest wins (the heuristic on ties), hopeless candidates stop early, and
-// measure() keeps to its budget.
+// measure() keeps to its budget: long runs timed once, thread ladders that end where fewer
+// threads are clearly slower, no new candidate past the cap.
 #include "tune/tuner.hpp"
 
 #include "cache_sandbox.hpp"
@@ -152,25 +153,45 @@ TEST(Tuner, RememberedChoicesLastUntilTheCacheChanges) {
   EXPECT_FALSE(recall(one)) << "clear";
 }
 
+// Candidates without thread counts (GPU variants), one per time.
+std::vector<Choice> variants(std::size_t count) {
+  std::vector<Choice> list;
+  for (std::size_t i = 0; i < count; ++i) list.push_back(Choice{"variant_" + std::to_string(i), 0});
+  return list;
+}
+
+// measure() over scripted times; runs[i] counts candidate i's runs, warm-ups included, and
+// `spent` sums the times of all of them (what tuning cost).
+struct Scripted {
+  std::vector<double> times;
+  std::vector<int> runs = std::vector<int>(times.size(), 0);
+  double spent = 0;
+
+  std::vector<Timing> measure_with(const std::vector<Choice>& candidates, const MeasurePolicy& policy) {
+    return measure(candidates, [this](std::size_t i) {
+      ++runs.at(i);
+      spent += times.at(i);
+      return times.at(i);
+    }, policy);
+  }
+};
+
 TEST(Measure, PrunesHopelessCandidatesAndKeepsToTheBudget) {
-  std::vector<int> runs(3, 0);
-  const std::vector<double> times{1.0, 10.0, 400.0};
   const MeasurePolicy policy{2, 7, 2.0, 1000.0};
-  const std::vector<Timing> timings = measure(
-      3, [&](std::size_t i) { ++runs[i]; return times[i]; }, policy);
+  Scripted three{{1.0, 10.0, 400.0}};
+  const std::vector<Timing> timings = three.measure_with(variants(3), policy);
   EXPECT_EQ(timings[0].runs, 7);
   EXPECT_FALSE(timings[0].pruned);
-  EXPECT_EQ(runs[0], 2 + 7);
+  EXPECT_EQ(three.runs[0], 2 + 7);
   EXPECT_TRUE(timings[1].pruned) << "10x slower than the best: one timed run is enough";
-  EXPECT_EQ(runs[1], 2 + 1);
+  EXPECT_EQ(three.runs[1], 2 + 1);
   EXPECT_EQ(fastest(timings), 0u);
 
   // Alone, a 400 ms candidate gets budget / time = 2 timed runs, not 7.
-  std::vector<int> slow_runs(1, 0);
-  const std::vector<Timing> slow = measure(
-      1, [&](std::size_t) { ++slow_runs[0]; return 400.0; }, policy);
-  EXPECT_EQ(slow[0].runs, 2);
-  EXPECT_EQ(slow_runs[0], 2 + 2);
+  Scripted slow{{400.0}};
+  const std::vector<Timing> alone = slow.measure_with(variants(1), policy);
+  EXPECT_EQ(alone[0].runs, 2);
+  EXPECT_EQ(slow.runs[0], 2 + 2);
 }
 
 TEST(Measure, MedianIgnoresOutliers) {
@@ -179,9 +200,97 @@ TEST(Measure, MedianIgnoresOutliers) {
   std::vector<int> calls(1, 0);
   const std::vector<double> noisy{1.0, 1.0, 50.0, 1.1, 0.9, 1.0};  // one preempted run
   const std::vector<Timing> timings = measure(
-      1, [&](std::size_t) { return noisy[static_cast<size_t>(calls[0]++) % noisy.size()]; },
+      variants(1), [&](std::size_t) { return noisy[static_cast<size_t>(calls[0]++) % noisy.size()]; },
       MeasurePolicy{1, 5, 2.0, 1000.0});
   EXPECT_NEAR(timings[0].median_ms, 1.0, 0.11);
+}
+
+// A CPU variant at 16, 8, 4, 2 and 1 threads.
+std::vector<Choice> ladder(const std::string& variant) {
+  std::vector<Choice> list;
+  for (int32_t threads : {16, 8, 4, 2, 1}) list.push_back(Choice{variant, threads});
+  return list;
+}
+
+std::vector<Choice> operator+(std::vector<Choice> a, const std::vector<Choice>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(Measure, LongRunsAreTimedOnceAfterTheFirstCandidate) {
+  MeasurePolicy policy{1, 5, 2.0, 10.0};
+  policy.single_run_ms = 10.0;
+  Scripted long_runs{{100.0, 150.0, 3.0}};
+  const std::vector<Timing> timings = long_runs.measure_with(variants(3), policy);
+  EXPECT_EQ(long_runs.runs[0], 2) << "the first candidate warms up: it pays the one-time costs";
+  EXPECT_EQ(timings[0].runs, 1);
+  EXPECT_EQ(long_runs.runs[1], 1) << "a 150 ms run is its own sample, no warm-up";
+  EXPECT_EQ(timings[1].runs, 1);
+  EXPECT_EQ(timings[1].median_ms, 150.0);
+  EXPECT_EQ(long_runs.runs[2], 1 + 3) << "a short run still warms up and repeats within the budget";
+  EXPECT_EQ(timings[2].runs, 3);
+  EXPECT_EQ(fastest(timings), 2u);
+}
+
+TEST(Measure, AThreadLadderEndsWhereFewerThreadsAreClearlySlower) {
+  MeasurePolicy policy{1, 5, 2.0, 1000.0};
+  policy.fewer_threads_factor = 1.25;
+  // A large problem: half the threads take 1.4x as long; the reference is hopeless throughout.
+  Scripted large{{10.0, 14.0, 20.0, 35.0, 60.0, 100.0, 150.0, 250.0, 400.0, 700.0}};
+  const std::vector<Timing> timings = large.measure_with(ladder("fast") + ladder("slow"), policy);
+  EXPECT_EQ(large.runs, (std::vector<int>{1 + 5, 1 + 5, 0, 0, 0, 1 + 1, 1 + 1, 0, 0, 0}));
+  for (std::size_t i : {2u, 3u, 4u, 7u, 8u, 9u}) EXPECT_EQ(timings[i].runs, 0) << i;
+  EXPECT_EQ(fastest(timings), 0u);
+
+  // A small problem: waking workers costs more than they bring, fewer threads keep winning.
+  Scripted small{{0.08, 0.05, 0.03, 0.02, 0.021, 0.5, 0.4, 0.3, 0.2, 0.19}};
+  const std::vector<Timing> all = small.measure_with(ladder("fast") + ladder("slow"), policy);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_GT(all[i].runs, 0) << i;
+  EXPECT_EQ(fastest(all), 3u) << "2 threads";
+
+  // Slower, but within the factor of the ladder's best: one more rung, then the end.
+  Scripted flat{{10.0, 12.0, 13.0, 14.0, 15.0}};
+  flat.measure_with(ladder("fast"), policy);
+  EXPECT_EQ(flat.runs, (std::vector<int>{6, 6, 6, 0, 0}));
+}
+
+TEST(Measure, NoCandidateStartsPastTheCap) {
+  MeasurePolicy policy{1, 5, 2.0, 10.0};
+  policy.single_run_ms = 10.0;
+  policy.cap_factor = 2.5;
+  policy.cap_ms = 25.0;
+  // 100 ms (warm-up + run) = 200 spent, under 2.5 x 100 + 25; then 90: 290 > 2.5 x 90 + 25.
+  Scripted capped{{100.0, 90.0, 80.0, 70.0}};
+  const std::vector<Timing> timings = capped.measure_with(variants(4), policy);
+  EXPECT_EQ(capped.runs, (std::vector<int>{2, 1, 0, 0}));
+  EXPECT_EQ(fastest(timings), 1u);
+  // Short runs stay under the fixed part of the cap: every candidate is timed.
+  Scripted short_runs{{0.5, 0.4, 0.3, 0.2}};
+  short_runs.measure_with(variants(4), policy);
+  EXPECT_EQ(short_runs.runs, (std::vector<int>{6, 6, 6, 6}));
+}
+
+// The CPU policy on a scripted 16-thread machine: a large problem (the blocked variant scales,
+// the reference is 50x slower) costs at most 4 runs of the fastest setting; a small one tunes
+// every candidate and picks the count that wins.
+TEST(Measure, CpuTuningCostsAFewRunsOfTheBest) {
+  const std::vector<Choice> candidates = ladder("cpu_blocked_simd") + ladder("cpu_reference_f64acc");
+  Scripted large{{100.0, 180.0, 340.0, 660.0, 1300.0, 5000.0, 9000.0, 17000.0, 33000.0, 65000.0}};
+  const std::vector<Timing> timings = large.measure_with(candidates, cpu_policy);
+  EXPECT_EQ(large.runs, (std::vector<int>{2, 1, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(fastest(timings), 0u);
+  EXPECT_LE(large.spent, 4 * 100.0);
+
+  // Under load, half the threads win: the ladder goes on while it gets faster.
+  Scripted loaded{{300.0, 200.0, 260.0, 500.0, 900.0, 5000.0, 9000.0, 17000.0, 33000.0, 65000.0}};
+  EXPECT_EQ(fastest(loaded.measure_with(candidates, cpu_policy)), 1u);
+  EXPECT_LE(loaded.spent, 4 * 200.0);
+
+  Scripted small{{0.08, 0.05, 0.03, 0.02, 0.021, 0.5, 0.4, 0.3, 0.2, 0.19}};
+  const std::vector<Timing> tiny = small.measure_with(candidates, cpu_policy);
+  for (std::size_t i = 0; i < candidates.size(); ++i) EXPECT_GT(small.runs[i], 0) << i;
+  EXPECT_EQ(fastest(tiny), 3u);
+  EXPECT_LE(small.spent, 25.0);
 }
 
 }  // namespace
