@@ -18,7 +18,7 @@ struct KernelParams {
   const int32_t* col_idx;
   const int32_t* row_order;   // may be null
   const int32_t* work_items;  // the plan's balanced work list (work_walk.cuh), or null
-  const int32_t* work_begin;  // gridDim.x + 1 offsets into work_items
+  const int32_t* work_begin;  // one offset per worker (CTA or cluster) + 1 into work_items
   const int32_t* group_column_begin;  // transposed tiles: each row group's merged columns,
   const uint2* group_columns;         // (column, rows) pairs (src/matrix/group_columns.hpp)
   void* c;

@@ -9,10 +9,19 @@
 // panels of one N tile stay in L2 while every block row uses them) with the longest rows started
 // early enough to end with the rest; or, without a list, round robin over N tiles x rows
 // longest first (row_order).
+//
+// Cluster = 2: the kernel is bound by L2 -> SM traffic (ncu on the H100 grid: L2 throughput 88%
+// at block 128, 82% at 64, with the SMs ~40-65% busy), and A is a third of it at block 128. Two
+// CTAs of a cluster take the same block row and neighbouring N tiles (a work item is a pair of N
+// tiles); each loads half of every A slice and multicasts it into both, so A crosses L2 once per
+// pair. A stage is then free only when the consumers of both CTAs released it: each consumer
+// warp arrives on its own and on its peer's empty barrier. Measured at block 128, d = 0.125: L2
+// reads 805 -> 710 MB, time -3% (-7% at d = 0.25); L2 is not the whole limit (docs/perf-log.md).
 #pragma once
 
 #include "../common/element.cuh"
 #include "../common/epilogue_math.hpp"
+#include "cluster.cuh"
 #include "epilogue_dispatch.cuh"
 #include "kernel_params.cuh"
 #include "mbarrier.cuh"
@@ -52,10 +61,14 @@ struct RowTileConfig {
   static constexpr int kConsumerRegisters = 232;
 };
 
-template <typename T, int Block, int TileN>
+template <typename T, int Block, int TileN, int Cluster>
 __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(Cluster == 1 || Cluster == 2);
   using Config = RowTileConfig<Block, TileN>;
+  // This CTA's N tile within its work item's Cluster tiles, and the peer that shares its A.
+  const uint32_t rank = Cluster > 1 ? cluster_cta_rank() : 0;
+  const int worker = int(blockIdx.x) / Cluster, workers = int(gridDim.x) / Cluster;
   constexpr int kStages = Config::kStages;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = align_1024(smem_raw);
@@ -66,23 +79,30 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 8);  // lane 0 of each of the 8 consumer warps
+      mbarrier_init(&empty[s], 8 * Cluster);  // lane 0 of each consumer warp of the cluster
     }
     mbarrier_init_fence();
     tma_prefetch_map(&p.a_map);
     tma_prefetch_map(&p.b_map);
   }
-  __syncthreads();
+  // The peer's barriers must be initialised before anything of ours can reach them.
+  if constexpr (Cluster > 1) cluster_sync();
+  else __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     warpgroup_release_registers<Config::kProducerRegisters>();
-    if (threadIdx.x != 0) return;
+    // With a cluster the other producer threads must stay for the final cluster_sync.
+    if (threadIdx.x != 0) {
+      if constexpr (Cluster > 1) cluster_sync();
+      return;
+    }
     RingPosition<kStages> ring;
-    for (TileWalk walk(p); walk.more(); walk.advance()) {
+    for (TileWalk walk(p, worker, workers); walk.more(); walk.advance()) {
       const int tile = walk.tile();
-      const int n_tile = tile / p.tile_slots;
-      const int row = TileWalk::row_of(p, tile - n_tile * p.tile_slots);
+      const int item_n = tile / p.tile_slots;
+      const int n_tile = item_n * Cluster + int(rank);
+      const int row = TileWalk::row_of(p, tile - item_n * p.tile_slots);
       const int n0 = n_tile * TileN;
       const int end = __ldg(p.row_ptr + row + 1);
       for (int q = __ldg(p.row_ptr + row); q < end; ++q) {
@@ -93,7 +113,14 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
           uint8_t* a_slice = smem + ring.stage * Config::kStageBytes;
           uint8_t* b_slice = a_slice + Config::kABytes;
           mbarrier_arrive_expect_tx(&full[ring.stage], Config::kStageBytes);
-          tma_load_2d(a_slice, &p.a_map, s * Config::kStageK, q * Block, &full[ring.stage]);
+          if constexpr (Cluster > 1) {
+            // Our half of the A slice's rows, into the same place in both CTAs.
+            constexpr int kHalf = Block / 2;
+            tma_load_2d_multicast(a_slice + rank * kHalf * 128, &p.a_map, s * Config::kStageK,
+                                  q * Block + int(rank) * kHalf, &full[ring.stage], 0b11);
+          } else {
+            tma_load_2d(a_slice, &p.a_map, s * Config::kStageK, q * Block, &full[ring.stage]);
+          }
 #pragma unroll
           for (int j = 0; j < TileN / 64; ++j)
             tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, n0 + 64 * j,
@@ -102,6 +129,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
         }
       }
     }
+    if constexpr (Cluster > 1) cluster_sync();
   } else {
     warpgroup_claim_registers<Config::kConsumerRegisters>();
     const int consumer = warpgroup - 1;
@@ -110,10 +138,18 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
     constexpr int kN = Config::kConsumerN;
     float acc[kN / 2];
     RingPosition<kStages> ring;
-    for (TileWalk walk(p); walk.more(); walk.advance()) {
+    // A consumer warp frees a stage in this CTA and, with a cluster, in the peer (whose A half
+    // the stage also holds).
+    auto release = [&](int stage) {
+      if (lane != 0) return;
+      mbarrier_arrive(&empty[stage]);
+      if constexpr (Cluster > 1) mbarrier_arrive_cluster(&empty[stage], rank ^ 1u);
+    };
+    for (TileWalk walk(p, worker, workers); walk.more(); walk.advance()) {
       const int tile = walk.tile();
-      const int n_tile = tile / p.tile_slots;
-      const int row = TileWalk::row_of(p, tile - n_tile * p.tile_slots);
+      const int item_n = tile / p.tile_slots;
+      const int n_tile = item_n * Cluster + int(rank);
+      const int row = TileWalk::row_of(p, tile - item_n * p.tile_slots);
       const int steps = (__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row)) * (Block / Config::kStageK);
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
@@ -134,13 +170,13 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
         }
         wgmma_commit();
         wgmma_wait<1>();
-        if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+        if (previous >= 0) release(previous);
         previous = ring.stage;
         ring.advance();
       }
       wgmma_wait<0>();
       wgmma_fence_operands(acc);
-      if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+      if (previous >= 0) release(previous);
 
       // Epilogue: finish in registers (thread owns rows r and r + 8 of its warp's 16, columns
       // 8j + 2(lane % 4) and the next), stmatrix into a 128B-swizzled staging chunk, TMA-store
@@ -198,6 +234,8 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       });
     }
     if (threadIdx.x % 128 == 0) bulk_wait<0>();  // stores must finish reading before exit
+    // The peer may still multicast into our stages or arrive on our barriers until it is done.
+    if constexpr (Cluster > 1) cluster_sync();
   }
 #endif
 }

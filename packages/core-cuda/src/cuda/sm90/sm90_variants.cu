@@ -67,12 +67,13 @@ int grid_size(const KernelParams& params, const DeviceTraits& device) {
 }
 
 // Hands the kernel the matrix plan's balanced list for its tiles (work_walk.cuh), when the call
-// comes with a plan. Costs in the kernel's own units: see each variant's launch.
-void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
-                   int rows_per_slot, int cost_per_block, int cost_per_item) {
+// comes with a plan, split among `workers` (CTAs or clusters). Costs in the kernel's own units:
+// see each variant's launch.
+void use_work_list(KernelParams& params, const MatmulArgs& args, int workers, int rows_per_slot,
+                   int cost_per_block, int cost_per_item) {
   if (!args.work_lists) return;
-  WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots,
-                      grid_size(params, device), cost_per_block, cost_per_item};
+  WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots, workers,
+                      cost_per_block, cost_per_item};
   // Past 4M tiles a list's build (~1 s on the host, once) and its 16 MB outweigh what it saves:
   // a request of no N tiles asks for the merged columns alone (the tiles go round robin).
   if (params.tile_count > (1 << 22)) request.n_tiles = 0;
@@ -81,6 +82,52 @@ void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTra
   params.work_begin = list.begin;
   params.group_column_begin = list.column_begin;
   params.group_columns = reinterpret_cast<const uint2*>(list.columns);
+}
+
+void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
+                   int rows_per_slot, int cost_per_block, int cost_per_item) {
+  use_work_list(params, args, grid_size(params, device), rows_per_slot, cost_per_block, cost_per_item);
+}
+
+// A launch configuration of clusters of `cluster` CTAs (384 threads each).
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  ClusterLaunch(int ctas, int cluster, int smem_bytes, void* stream) {
+    config.gridDim = dim3(unsigned(ctas));
+    config.blockDim = dim3(384);
+    config.dynamicSmemBytes = size_t(smem_bytes);
+    config.stream = static_cast<cudaStream_t>(stream);
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+};
+
+// Clusters of `kernel` that fit on the device at once (a persistent grid must not exceed it: a
+// cluster left waiting would run its whole share after the others).
+template <typename Kernel>
+int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const MatmulArgs& args) {
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
+             "cudaFuncSetAttribute(max dynamic shared memory)");
+  ClusterLaunch launch(cluster, cluster, smem_bytes, args.stream);
+  int clusters = 0;
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config),
+             "cudaOccupancyMaxActiveClusters");
+  if (clusters < 1)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "no cluster of ", cluster, " CTAs fits on this device");
+  return clusters;
+}
+
+template <typename Kernel>
+void launch_cluster_kernel(Kernel kernel, const KernelParams& params, int smem_bytes, int clusters,
+                           int cluster, const MatmulArgs& args, const char* name) {
+  ClusterLaunch launch(clusters * cluster, cluster, smem_bytes, args.stream);
+  check_cuda(cudaLaunchKernelEx(&launch.config, kernel, params), name);
+  check_launch(name);
 }
 
 template <typename Kernel>
@@ -131,37 +178,52 @@ bool tile_count_fits(const MatmulArgs& args, int64_t slots, int tile_n) {
 
 // ---- row tiles: blocks 64 and 128 ----
 
-template <typename T, int Block, int TileN>
+// Cluster = 2: CTA pairs share A through TMA multicast (row_tile_kernel.cuh); a work item is a
+// pair of N tiles, so the list and the grid count clusters.
+template <typename T, int Block, int TileN, int Cluster = 1>
 struct RowTileVariant {
   using Config = RowTileConfig<Block, TileN>;
-  static constexpr auto kernel = row_tile_kernel<T, Block, TileN>;
+  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           "_rowtile_n" + std::to_string(TileN);
+           "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
     if (!supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
-    if (!tile_count_fits(args, args.a.block_row_count, TileN)) return false;
+    if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;
   }
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
-    KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN);
-    params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block, TmaSwizzle::b128);
+    KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN * Cluster);
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block / Cluster, TmaSwizzle::b128);
     params.b_map = make_tensor_map_2d(b_tensor(args), 64, 64, TmaSwizzle::b128);
     params.c_map = make_tensor_map_2d(c_tensor(args), 64, 64, TmaSwizzle::b128);
-    // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
-    // its epilogue (which an empty row pays too).
-    use_work_list(params, args, device, 1, Block / 64, 1);
-    launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
+    if constexpr (Cluster == 1) {
+      // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
+      // its epilogue (which an empty row pays too).
+      use_work_list(params, args, device, 1, Block / 64, 1);
+      launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
+    } else {
+      const int clusters = std::min(max_active_clusters(kernel, Config::kSmemBytes, Cluster, args),
+                                    params.tile_count);
+      use_work_list(params, args, clusters, 1, Block / 64, 1);
+      launch_cluster_kernel(kernel, params, Config::kSmemBytes, clusters, Cluster, args,
+                            "sm90 row_tile_kernel (cluster)");
+    }
   }
 
-  // Wider N tiles halve the A traffic per flop but need N to fill them.
+  // Wider N tiles halve the A traffic per flop but need N to fill them; a CTA pair shares A
+  // (halving it again) but needs twice the N tiles, and loses to a single CTA below about 8
+  // blocks per row (d = 0.05 at block 128: 351 vs 363 TFLOPS), where the pair's lock step costs
+  // more than the traffic it saves.
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
-    return args.b.cols >= TileN ? 100 + TileN / 64 : 90;
+    if (args.b.cols < TileN * Cluster) return 90 - Cluster;
+    const bool pair_pays = args.a.nnzb >= 8 * args.a.block_row_count;
+    return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0);
   }
 };
 
@@ -214,6 +276,9 @@ void append_variants(std::vector<Variant>& list) {
   // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
   list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
+  // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
+  // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
   list.push_back(make_variant<TransposedVariant<T, 64>>());
   list.push_back(make_variant<TransposedVariant<T, 32>>());
   list.push_back(make_variant<TransposedVariant<T, 16>>());

@@ -2,7 +2,7 @@
 // (kernel_params.cuh: work_items / work_begin) the CTA runs its own part of the list, each item
 // n_tile * tile_slots + slot with the slot itself (block row or row group); without one, the
 // tiles blockIdx.x, + gridDim.x, ... of the N-tile-major order, slots in row_order. Producer
-// and consumers each walk the same sequence.
+// and consumers each walk the same sequence (and with clusters, every CTA of a cluster).
 #pragma once
 
 #include "kernel_params.cuh"
@@ -15,11 +15,13 @@ struct TileWalk {
   const int32_t* items;
   int32_t next, end, step;
 
-  __device__ explicit TileWalk(const KernelParams& p)
+  __device__ explicit TileWalk(const KernelParams& p) : TileWalk(p, blockIdx.x, gridDim.x) {}
+  // Worker `worker` of `workers`: a CTA, or a cluster whose CTAs walk the same tiles together.
+  __device__ TileWalk(const KernelParams& p, int32_t worker, int32_t workers)
       : items(p.work_items),
-        next(p.work_items ? __ldg(p.work_begin + blockIdx.x) : int32_t(blockIdx.x)),
-        end(p.work_items ? __ldg(p.work_begin + blockIdx.x + 1) : p.tile_count),
-        step(p.work_items ? 1 : int32_t(gridDim.x)) {}
+        next(p.work_items ? __ldg(p.work_begin + worker) : worker),
+        end(p.work_items ? __ldg(p.work_begin + worker + 1) : p.tile_count),
+        step(p.work_items ? 1 : workers) {}
 
   __device__ bool more() const { return next < end; }
   __device__ void advance() { next += step; }
