@@ -9,7 +9,8 @@
 #                            rust/examples/* (the GPU timing example), node/node (this machine's
 #                            node) and node/pkg/ (dist/ with the CUDA addon, test/)
 #   .carry/unpack.sh         sourced by the runners: unpacks the payload once into $TMPDIR
-#   .carry/bin/rust-bsrmm, .carry/bin/rust-burn-bsrmm, .carry/bin/gpu-timing, .carry/node/run.sh
+#   .carry/bin/rust-bsrmm, .carry/bin/rust-burn-bsrmm, .carry/bin/gpu-timing, .carry/node/run.sh,
+#   .carry/node/bench.sh (the Node benchmark runner, packages/node/bench)
 #
 # The runners set LD_LIBRARY_PATH for libbsrmm.so.0 and, where nvidia-smi sees a GPU,
 # BSRMM_TEST_REQUIRE_CUDA=1 (a GPU test that cannot reach the GPU fails instead of skipping).
@@ -140,6 +141,9 @@ mkdir -p "$STAGE/node/pkg/test"
 for test in "$node_pkg"/test/*; do
   [ "$(basename "$test")" = pack.test.mjs ] || cp "$test" "$STAGE/node/pkg/test/"
 done
+# The Node benchmark runner (its suites are read from the GPU machine's checkout: --cases-dir).
+rm -rf "$STAGE/node/pkg/bench"
+cp -r "$node_pkg/bench" "$STAGE/node/pkg/bench"
 cp "$(readlink -f "$(command -v node)")" "$STAGE/node/node"
 # Its symbol table only (addons bind to the dynamic symbols, which stay): 12 MiB less to carry.
 strip --strip-unneeded "$STAGE/node/node"
@@ -220,7 +224,15 @@ cat > "$CARRY/node/run.sh" <<'EOF'
 . "$(dirname "${BASH_SOURCE[0]}")/../unpack.sh"
 cd "$PAYLOAD/node/pkg" && exec "$PAYLOAD/node/node" --test --test-reporter=spec test/*.test.mjs test/*.test.cjs
 EOF
-chmod +x "$CARRY"/bin/* "$CARRY/node/run.sh"
+cat > "$CARRY/node/bench.sh" <<'EOF'
+#!/usr/bin/env bash
+# The Node benchmark runner on the carried node and CUDA addon:
+#   .carry/node/bench.sh --suite grid --device cuda:0 --out DIR [--filter REGEX]
+# (the suites come from the checkout beside .carry: packages/bench/cases).
+. "$(dirname "${BASH_SOURCE[0]}")/../unpack.sh"
+exec "$PAYLOAD/node/node" "$PAYLOAD/node/pkg/bench/run.mjs" --cases-dir "$CARRY_DIR/../packages/bench/cases" "$@"
+EOF
+chmod +x "$CARRY"/bin/* "$CARRY/node/run.sh" "$CARRY/node/bench.sh"
 
 # ---- sizes ----
 say "staged, uncompressed:"
