@@ -12,6 +12,27 @@ import { DTYPES, at, checkAccumulated, checkMatmul, cudaOrSkip, randomBsr, rng }
 const { BsrMatrix, BsrmmError, Tensor, matmul, matmulSync, synchronize } = bsrmm;
 const random = (r, dtype, length) => DTYPES[dtype].make(Array.from({ length }, () => r.value()));
 
+// A large f16 problem for the timer tests: blocks x blocks block pattern, each block present with
+// probability 1/2, and a fill(length) of random halves in [-1, 1) (a table of 4096 spread over
+// 2^20 elements, then repeated: drawing billions of values one by one would take minutes).
+function halfDenseF16(r, blocks) {
+  const rowPtr = [0];
+  const colIdx = [];
+  for (let i = 0; i < blocks; i++) {
+    for (let j = 0; j < blocks; j++) if (r.unit() < 0.5) colIdx.push(j);
+    rowPtr.push(colIdx.length);
+  }
+  const table = Uint16Array.from({ length: 4096 }, () => DTYPES.f16.make([r.value()])[0]);
+  const fill = (length) => {
+    const out = new Uint16Array(length);
+    const head = Math.min(length, 1 << 20);
+    for (let i = 0; i < head; i++) out[i] = table[Math.imul(i, 2654435761) >>> 20];
+    for (let done = head; done < length; done *= 2) out.copyWithin(done, 0, Math.min(done, length - done));
+    return out;
+  };
+  return { rowPtr, colIdx, fill };
+}
+
 for (const dtype of ["f32", "f16", "bf16", "f64"]) {
   test(`cuda:0 ${dtype}: layouts, op(A) and the epilogue match the float64 reference`, async (t) => {
     if (!cudaOrSkip(t, bsrmm)) return;
@@ -81,19 +102,7 @@ test("a timer keeps firing during a large async GPU multiply", async (t) => {
   const [blocks, block, n] = [64, 64, 8192];
   const r = rng(530);
   const a = { rows: blocks * block, cols: blocks * block, blockSize: block, dtype: "f16", device: "cuda:0" };
-  const rowPtr = [0];
-  const colIdx = [];
-  for (let i = 0; i < blocks; i++) {
-    for (let j = 0; j < blocks; j++) if (r.unit() < 0.5) colIdx.push(j);
-    rowPtr.push(colIdx.length);
-  }
-  // Random halves in [-1, 1) from a table of 4096 (drawing 100 M values one by one takes seconds).
-  const table = Uint16Array.from({ length: 4096 }, () => DTYPES.f16.make([r.value()])[0]);
-  const fill = (length) => {
-    const out = new Uint16Array(length);
-    for (let i = 0; i < length; i++) out[i] = table[Math.imul(i, 2654435761) >>> 20];
-    return out;
-  };
+  const { rowPtr, colIdx, fill } = halfDenseF16(r, blocks);
   const A = BsrMatrix.fromBsr({ ...a, rowPtr, colIdx, values: fill(colIdx.length * block * block) });
   const b = fill(a.cols * n);
 
@@ -242,22 +251,7 @@ test("a timer keeps firing during a large async multiply on device tensors", asy
   const [blocks, block] = [128, 128];
   const size = blocks * block;
   const r = rng(650);
-  const rowPtr = [0];
-  const colIdx = [];
-  for (let i = 0; i < blocks; i++) {
-    for (let j = 0; j < blocks; j++) if (r.unit() < 0.5) colIdx.push(j);
-    rowPtr.push(colIdx.length);
-  }
-  // Random halves in [-1, 1): a table of 4096 spread over 2^20 elements, then repeated (drawing
-  // billions of values one by one would take minutes).
-  const table = Uint16Array.from({ length: 4096 }, () => DTYPES.f16.make([r.value()])[0]);
-  const fill = (length) => {
-    const out = new Uint16Array(length);
-    const head = Math.min(length, 1 << 20);
-    for (let i = 0; i < head; i++) out[i] = table[Math.imul(i, 2654435761) >>> 20];
-    for (let done = head; done < length; done *= 2) out.copyWithin(done, 0, Math.min(done, length - done));
-    return out;
-  };
+  const { rowPtr, colIdx, fill } = halfDenseF16(r, blocks);
   const A = BsrMatrix.fromBsr({ rows: size, cols: size, blockSize: block, rowPtr, colIdx, values: fill(colIdx.length * block * block), dtype: "f16", device });
 
   const n = 8192;

@@ -23,14 +23,6 @@ struct MatrixDeleter {
 };
 using MatrixHandle = std::unique_ptr<bsrmm_matrix_s, MatrixDeleter>;
 
-HostBsr with_fresh_values(HostBsr structure, Random& rng) {
-  for (int64_t p = 0; p < structure.nnzb(); ++p)
-    for (int32_t i = 0; i < structure.block_height; ++i)
-      for (int32_t j = 0; j < structure.block_width; ++j)
-        structure.set_value(p, i, j, round_to(structure.dtype, rng.uniform(-1, 1)));
-  return structure;
-}
-
 class GpuWithValues : public ::testing::Test {
  protected:
   void SetUp() override {

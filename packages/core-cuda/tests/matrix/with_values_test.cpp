@@ -20,15 +20,6 @@ namespace {
 
 const bsrmm_device cpu{BSRMM_DEVICE_CPU, 0};
 
-// The values of `structure` replaced by fresh random ones.
-HostBsr with_fresh_values(HostBsr structure, Random& rng) {
-  for (int64_t p = 0; p < structure.nnzb(); ++p)
-    for (int32_t i = 0; i < structure.block_height; ++i)
-      for (int32_t j = 0; j < structure.block_width; ++j)
-        structure.set_value(p, i, j, round_to(structure.dtype, rng.uniform(-1, 1)));
-  return structure;
-}
-
 // op(A) B through `matrix` on the CPU, checked against the float64 product of `expected_a`.
 void expect_product(Context& ctx, const Matrix& matrix, const HostBsr& expected_a, bsrmm_op op,
                     Random& rng, const std::string& what) {

@@ -210,4 +210,15 @@ HostBsr random_bsr(Rng& rng, int64_t block_rows, int64_t block_cols, int32_t bh,
   return m;
 }
 
+// `structure` (its pattern kept) with fresh random values uniform in [-1, 1), rounded to its
+// dtype: the next step of weights that change while their pattern stays.
+template <typename Rng>
+HostBsr with_fresh_values(HostBsr structure, Rng& rng) {
+  for (int64_t p = 0; p < structure.nnzb(); ++p)
+    for (int32_t i = 0; i < structure.block_height; ++i)
+      for (int32_t j = 0; j < structure.block_width; ++j)
+        structure.set_value(p, i, j, round_to(structure.dtype, rng.uniform(-1, 1)));
+  return structure;
+}
+
 }  // namespace bsrmm::test

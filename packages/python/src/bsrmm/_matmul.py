@@ -59,9 +59,11 @@ def tune(
     activation: Optional[str] = None,
     context: Optional[Context] = None,
 ) -> Any:
-    """:func:`matmul`, after measuring every eligible kernel variant on these very operands
-    (whatever the context's tuning mode or forced variant): the fastest is stored in the tuner
-    cache, shared by every process and binding, and runs to produce the result. The choice is
+    """:func:`matmul`, after measuring the eligible kernel variants on these very operands
+    (whatever the context's tuning mode or forced variant; on the CPU, candidates that cannot
+    win are skipped: the reference on all but tiny problems, thread counts past the point where
+    fewer threads were clearly slower): the fastest is stored in the tuner cache, shared by every
+    process and binding, and runs to produce the result. The choice is
     then ``context.last_variant``. Arguments and result are those of :func:`matmul`."""
     return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=True)
 
