@@ -10,12 +10,6 @@
 namespace bsrmm::test {
 namespace {
 
-struct ContextDeleter {
-  void operator()(bsrmm_context_s* ctx) const { bsrmm_context_destroy(ctx); }
-};
-struct MatrixDeleter {
-  void operator()(bsrmm_matrix_s* matrix) const { bsrmm_matrix_destroy(matrix); }
-};
 
 // A 128 x 128 f16 A (block 64) on cuda:0, with B (128 x 32) and C (128 x 32) in device memory.
 class GpuBadInput : public ::testing::Test {

@@ -85,12 +85,6 @@ struct StagedDense {
   }
 };
 
-struct ContextDeleter {
-  void operator()(bsrmm_context_s* ctx) const { bsrmm_context_destroy(ctx); }
-};
-struct MatrixDeleter {
-  void operator()(bsrmm_matrix_s* matrix) const { bsrmm_matrix_destroy(matrix); }
-};
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace bsrmm::test {
@@ -37,6 +38,16 @@ namespace bsrmm::test {
     ASSERT_EQ(bsrmm_cuda_result, cudaSuccess) << #call << ": "                            \
                                               << cudaGetErrorString(bsrmm_cuda_result);   \
   } while (0)
+
+// Owning handles for the C objects: destroyed when they go, also when an ASSERT returns early.
+struct ContextDeleter {
+  void operator()(bsrmm_context_t ctx) const { bsrmm_context_destroy(ctx); }
+};
+struct MatrixDeleter {
+  void operator()(bsrmm_matrix_t matrix) const { bsrmm_matrix_destroy(matrix); }
+};
+using ContextHandle = std::unique_ptr<bsrmm_context_s, ContextDeleter>;
+using MatrixHandle = std::unique_ptr<bsrmm_matrix_s, MatrixDeleter>;
 
 const char* dtype_label(bsrmm_dtype dtype);
 

@@ -18,11 +18,6 @@ namespace {
 
 const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
 
-struct MatrixDeleter {
-  void operator()(bsrmm_matrix_t m) const { bsrmm_matrix_destroy(m); }
-};
-using MatrixHandle = std::unique_ptr<bsrmm_matrix_s, MatrixDeleter>;
-
 class GpuWithValues : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -64,10 +59,7 @@ class GpuWithValues : public ::testing::Test {
     return MatrixHandle(out);
   }
 
-  struct ContextDeleter {
-    void operator()(bsrmm_context_t c) const { bsrmm_context_destroy(c); }
-  };
-  std::unique_ptr<bsrmm_context_s, ContextDeleter> ctx_;
+  ContextHandle ctx_;
   uint64_t seed_ = test_seed();
   Random rng_{seed_};
 };
