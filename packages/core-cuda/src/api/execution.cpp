@@ -60,7 +60,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
     : ctx_(ctx), settings_(settings), op_a_(op_a), b_(b), c_(c), options_(options) {
   const matrix::BsrShape& shape = op_a.shape();
   if (on_cpu()) {
-    const matrix::Schedule& schedule = op_a.plan().schedule(op_a, nullptr);
+    const matrix::Schedule& schedule = op_a.plan().schedule(nullptr);
     cpu_args_.a = cpu::BsrView{shape.block_row_count,
                                shape.block_col_count,
                                shape.block_height,
@@ -84,7 +84,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
     return;
   }
 #if BSRMM_WITH_CUDA
-  const matrix::Schedule& schedule = op_a.plan().schedule(op_a, settings.stream);
+  const matrix::Schedule& schedule = op_a.plan().schedule(settings.stream);
   cuda_args_.a = cuda::BsrView{shape.block_row_count,
                                shape.block_col_count,
                                shape.block_height,
@@ -105,7 +105,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   cuda_args_.f32_mode = settings.f32_mode;
   cuda_args_.device = ctx.device.ordinal;
   cuda_args_.stream = settings.stream;
-  cuda_args_.work_lists = &op_a.plan().work_lists(op_a);
+  cuda_args_.work_lists = &op_a.plan().work_lists();
 #else
   detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
 #endif

@@ -61,14 +61,14 @@ class Plan {
 
   // `stream` orders device work for CUDA matrices; the plan waits for it before returning, so
   // the cached parts are ready on any stream.
-  const Schedule& schedule(const BsrMatrix&, void* stream) { return structure_plan_.schedule(stream); }
+  const Schedule& schedule(void* stream) { return structure_plan_.schedule(stream); }
   // A^T as a BSR matrix on the same device: block (r, c) of A becomes block (c, r), transposed.
   const BsrMatrix& transposed(const BsrMatrix& matrix, void* stream);
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
   // and bf16. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);
   // The balanced schedules of the persistent GPU kernels for this matrix (work_lists.hpp).
-  WorkLists& work_lists(const BsrMatrix&) { return structure_plan_.work_lists(); }
+  WorkLists& work_lists() { return structure_plan_.work_lists(); }
   // The whole matrix as one dense row-major array (rows x cols, ld = cols, zeros outside the
   // blocks) on the matrix's CUDA device, for the dense fallback: rows * cols elements of device
   // memory for the matrix's lifetime. A matrix never changes its values, so it stays valid.

@@ -10,7 +10,6 @@
 namespace bsrmm::test {
 namespace {
 
-
 // A 128 x 128 f16 A (block 64) on cuda:0, with B (128 x 32) and C (128 x 32) in device memory.
 class GpuBadInput : public ::testing::Test {
  protected:
@@ -48,8 +47,8 @@ class GpuBadInput : public ::testing::Test {
   bsrmm_status multiply() { return bsrmm_matmul(ctx_.get(), a_.get(), &b_, &c_, nullptr); }
 
   const bsrmm_device gpu_{BSRMM_DEVICE_CUDA, 0};
-  std::unique_ptr<bsrmm_context_s, ContextDeleter> ctx_;
-  std::unique_ptr<bsrmm_matrix_s, MatrixDeleter> a_;
+  ContextHandle ctx_;
+  MatrixHandle a_;
   DeviceBuffer b_buffer_;
   DeviceBuffer c_buffer_;
   bsrmm_dense b_{};

@@ -85,7 +85,6 @@ struct StagedDense {
   }
 };
 
-
 }  // namespace
 
 Outcome run_and_check(const Problem& pb) {
@@ -161,7 +160,7 @@ Outcome run_and_check(const Problem& pb) {
   bsrmm_context_t raw_ctx = nullptr;
   [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(bsrmm_device{BSRMM_DEVICE_CUDA, 0}, &raw_ctx)); }();
   if (!raw_ctx) return outcome;
-  std::unique_ptr<bsrmm_context_s, ContextDeleter> ctx(raw_ctx);
+  ContextHandle ctx(raw_ctx);
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_tuning_mode(ctx.get(), BSRMM_TUNING_OFF));
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_f32_mode(ctx.get(), pb.f32_mode));
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_stream(ctx.get(), pb.stream));
@@ -197,7 +196,7 @@ Outcome run_and_check(const Problem& pb) {
   bsrmm_matrix_t raw_matrix = nullptr;
   [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, BSRMM_CREATE_DEFAULT, &raw_matrix)); }();
   if (!raw_matrix) return outcome;
-  std::unique_ptr<bsrmm_matrix_s, MatrixDeleter> matrix(raw_matrix);
+  MatrixHandle matrix(raw_matrix);
 
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
   bsrmm_dense b_desc{static_cast<char*>(b_device.get()) + b.offset * esize, k, n, b.ld, b.layout, dtype, gpu};

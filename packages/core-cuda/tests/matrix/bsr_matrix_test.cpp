@@ -140,7 +140,7 @@ TEST(Plan, ScheduleOrdersRowsLongestFirstAndAccumulatesWork) {
   a.values.resize(static_cast<size_t>(a.nnzb() * 4) * 4);
   const bsrmm_bsr_desc desc = a.desc();
   auto m = matrix::BsrMatrix::create(desc, 0, {BSRMM_DEVICE_CPU, 0}, nullptr);
-  const matrix::Schedule& s = m->plan().schedule(*m, nullptr);
+  const matrix::Schedule& s = m->plan().schedule(nullptr);
   EXPECT_EQ(s.row_order, (std::vector<int32_t>{1, 3, 0, 2}));
   ASSERT_EQ(s.work_prefix.size(), 5u);
   EXPECT_EQ(s.work_prefix[0], 0);
@@ -162,7 +162,7 @@ TEST(Plan, UsedColumnsSkipColumnsWithoutBlocks) {
   a.values.resize(static_cast<size_t>(a.nnzb() * 4) * 4);
   const bsrmm_bsr_desc desc = a.desc();
   auto m = matrix::BsrMatrix::create(desc, 0, {BSRMM_DEVICE_CPU, 0}, nullptr);
-  const matrix::Schedule& s = m->plan().schedule(*m, nullptr);
+  const matrix::Schedule& s = m->plan().schedule(nullptr);
   EXPECT_EQ(s.used_columns, (std::vector<int32_t>{2, 7, 9}));
   EXPECT_EQ(s.packed_col_idx, (std::vector<int32_t>{0, 2, 1}));
 }
