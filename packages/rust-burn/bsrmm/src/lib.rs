@@ -73,6 +73,26 @@ pub fn cuda_device_count() -> Result<usize> {
     Ok(bsrmm_sys::ffi::cuda_device_count()?.max(0) as usize)
 }
 
+/// Why CUDA device 0 cannot be used, or `None` when it can: the core was built without CUDA,
+/// it reports no device, or the driver's reason. For skipping GPU work with a visible reason.
+///
+/// ```
+/// match bsrmm::cuda_unavailable_reason() {
+///     None => println!("multiplying on cuda:0"),
+///     Some(why) => println!("CPU only: {why}"),
+/// }
+/// ```
+pub fn cuda_unavailable_reason() -> Option<String> {
+    if !cuda_compiled() {
+        return Some("bsrmm was built without CUDA (no nvcc found at build time)".to_owned());
+    }
+    match cuda_device_count() {
+        Ok(n) if n > 0 => None,
+        Ok(_) => Some("the core reports 0 CUDA devices".to_owned()),
+        Err(e) => Some(format!("no CUDA device ({e})")),
+    }
+}
+
 /// The kernel variants compiled into the core (CPU ones included), CUTLASS-style names.
 pub fn variants() -> Vec<String> {
     (0..bsrmm_sys::ffi::variant_count()).map(bsrmm_sys::ffi::variant_name).collect()

@@ -14,14 +14,8 @@ use bsrmm::{
 use common::{check, reference, RandomBsr, Rng};
 
 fn gpu_or_skip(test: &str) -> Option<Context> {
-    let reason = if !bsrmm::cuda_compiled() {
-        "bsrmm was built without CUDA (no nvcc found at build time)".to_owned()
-    } else {
-        match bsrmm::cuda_device_count() {
-            Ok(n) if n > 0 => return Some(Context::new(Device::Cuda(0)).expect("a CUDA context on device 0")),
-            Ok(_) => "the core reports 0 CUDA devices".to_owned(),
-            Err(e) => format!("no CUDA device ({e})"),
-        }
+    let Some(reason) = bsrmm::cuda_unavailable_reason() else {
+        return Some(Context::new(Device::Cuda(0)).expect("a CUDA context on device 0"));
     };
     if std::env::var("BSRMM_TEST_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
         panic!("{test}: BSRMM_TEST_REQUIRE_CUDA=1 but {reason}");

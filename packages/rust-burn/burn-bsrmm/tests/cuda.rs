@@ -14,15 +14,7 @@ mod common;
 use common::{op_a, problem, Problem, Rng};
 
 fn cuda_or_skip(test: &str) -> Option<Device> {
-    let reason = if !bsrmm::cuda_compiled() {
-        "bsrmm was built without CUDA".to_owned()
-    } else {
-        match bsrmm::cuda_device_count() {
-            Ok(n) if n > 0 => return Some(Device::cuda(0)),
-            Ok(_) => "the core reports 0 CUDA devices".to_owned(),
-            Err(e) => format!("no CUDA device ({e})"),
-        }
-    };
+    let Some(reason) = bsrmm::cuda_unavailable_reason() else { return Some(Device::cuda(0)) };
     if std::env::var("BSRMM_TEST_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
         panic!("{test}: BSRMM_TEST_REQUIRE_CUDA=1 but {reason}");
     }
