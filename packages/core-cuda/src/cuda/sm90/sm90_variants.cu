@@ -14,7 +14,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <type_traits>
 
 namespace bsrmm::cuda {
@@ -108,9 +111,16 @@ struct ClusterLaunch {
 };
 
 // Clusters of `kernel` that fit on the device at once (a persistent grid must not exceed it: a
-// cluster left waiting would run its whole share after the others).
+// cluster left waiting would run its whole share after the others). Fixed per kernel and device,
+// so asked once: the occupancy query would otherwise sit on every launch. Asking also sets the
+// kernel's dynamic shared memory limit on that device, which its launches need.
 template <typename Kernel>
 int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const MatmulArgs& args) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, int> known;
+  const std::pair<const void*, int> key{reinterpret_cast<const void*>(kernel), args.device};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = known.find(key); found != known.end()) return found->second;
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
              "cudaFuncSetAttribute(max dynamic shared memory)");
   ClusterLaunch launch(cluster, cluster, smem_bytes, args.stream);
@@ -119,6 +129,7 @@ int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const Matmul
              "cudaOccupancyMaxActiveClusters");
   if (clusters < 1)
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "no cluster of ", cluster, " CTAs fits on this device");
+  known.emplace(key, clusters);
   return clusters;
 }
 
