@@ -3,9 +3,10 @@
 //  - direct (beta 0, no bias, no activation, alpha != 0): cuBLASLt writes C itself;
 //  - staged (anything else): cuBLASLt writes the bare products into stream-ordered scratch in
 //    the accumulator type and bsrmm's own epilogue writes C (staged_epilogue.hpp).
-// Where A has structural zeros, the columns of B that hold NaN or Inf are found first and their
-// outputs recomputed over the stored blocks (nonfinite_columns.hpp), so results follow the
-// sparse semantics exactly as every other variant's do.
+// Where A has structural zeros, the columns whose product is non-finite in its first row (those
+// of B that hold NaN or Inf among them) are found after the GEMM and recomputed over the stored
+// blocks (nonfinite_columns.hpp), so results follow the sparse semantics exactly as every other
+// variant's do.
 #include "../../common/dtype.hpp"
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
@@ -161,8 +162,12 @@ void launch(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device
   if (structural_zeros) {
     flag_memory.emplace(column_flags_bytes(n), args.device, stream);
     flags = column_flags_at(flag_memory->data(), n);
-    find_nonfinite_columns(args, flags, device.sm_count, stream);
   }
+  // The product's row 0 in a buffer of C's layout: element j is `stride` elements after j - 1.
+  const auto flag_from_first_row = [&](const void* product, bsrmm_dtype dtype, int64_t ld) {
+    const int64_t stride = args.c.layout == BSRMM_LAYOUT_COL_MAJOR ? ld : 1;
+    find_nonfinite_columns(product, dtype, n, stride, flags, stream);
+  };
 
   // alpha == 0 goes staged too: a BLAS may skip the product then, but 0 * NaN must stay NaN.
   const bool direct = args.beta == 0 && args.bias == nullptr &&
@@ -170,12 +175,17 @@ void launch(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device
   const Scalars s = scalars(args.alpha, args.beta);
   if (direct) {
     gemm(*api, args.device, gemm_call(kind, args, a_dense, args.c.data, kind.data, args.c.ld, s, true), stream);
-    if (structural_zeros) repair_columns(args, flags, device.sm_count, stream);
+    if (structural_zeros) {
+      flag_from_first_row(args.c.data, args.c.dtype, args.c.ld);
+      repair_columns(args, flags, device.sm_count, stream);
+    }
     return;
   }
   StreamScratch staging(std::size_t(m) * std::size_t(n) * kind.acc_bytes, args.device, stream);
   const int64_t ld = args.c.layout == BSRMM_LAYOUT_COL_MAJOR ? m : n;
   gemm(*api, args.device, gemm_call(kind, args, a_dense, staging.data(), kind.acc, ld, s, false), stream);
+  if (structural_zeros)
+    flag_from_first_row(staging.data(), kind.acc == CUDA_R_64F ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32, ld);
   staged_epilogue(args, staging.data(), structural_zeros ? flags.flags : nullptr, stream);
 }
 

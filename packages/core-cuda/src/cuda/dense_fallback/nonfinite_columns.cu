@@ -30,63 +30,22 @@ __device__ void flag_column(const ColumnFlags& out, int64_t column) {
   if (atomicExch(out.flags + column, 1) == 0) out.list[atomicAdd(out.count, 1)] = int32_t(column);
 }
 
-// B as `lines` contiguous runs of `length` elements `ld` apart (rows of a row-major B, columns of
-// a column-major one). A thread reads 16 bytes of a run in every line of its stride; the column
-// of an element is its position in the run (row-major) or its line (column-major).
+// One thread per column of the product's first row.
 template <typename Bits>
 __global__ void __launch_bounds__(kThreads)
-    find_nonfinite_kernel(const Bits* b, int64_t lines, int64_t length, int64_t ld,
-                          bool column_is_position, bool vector_loads, Bits exponent, ColumnFlags out) {
-  constexpr int kPer = 16 / sizeof(Bits);
-  const int64_t start = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * kPer;
-  if (start >= length) return;
-  const bool whole = vector_loads && start + kPer <= length;
-  uint32_t seen = 0;  // bit e: element start + e was non-finite in some line
-  for (int64_t line = blockIdx.y; line < lines; line += gridDim.y) {
-    const Bits* run = b + line * ld + start;
-    union {
-      uint4 vector;
-      Bits element[kPer];
-    } v;
-    if (whole) {
-      v.vector = __ldg(reinterpret_cast<const uint4*>(run));
-    } else {
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) v.element[e] = start + e < length ? run[e] : Bits(0);
-    }
-    uint32_t here = 0;
-#pragma unroll
-    for (int e = 0; e < kPer; ++e)
-      if ((v.element[e] & exponent) == exponent) here |= 1u << e;
-    if (here != 0) {
-      if (column_is_position) {
-        seen |= here;
-      } else {
-        flag_column(out, line);
-      }
-    }
-  }
-  for (int e = 0; e < kPer; ++e)
-    if ((seen >> e) & 1u) flag_column(out, start + e);
+    find_nonfinite_kernel(const Bits* first_row, int64_t columns, int64_t stride, Bits exponent,
+                          ColumnFlags out) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < columns;
+       j += int64_t(gridDim.x) * blockDim.x)
+    if ((first_row[j * stride] & exponent) == exponent) flag_column(out, j);
 }
 
 template <typename Bits>
-void launch_find(const MatmulArgs& args, const ColumnFlags& flags, int sm_count, cudaStream_t stream) {
-  constexpr int kPer = 16 / sizeof(Bits);
-  const bool row_major = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR;
-  const int64_t lines = row_major ? args.b.rows : args.b.cols;
-  const int64_t length = row_major ? args.b.cols : args.b.rows;
-  const bool vector_loads = reinterpret_cast<uintptr_t>(args.b.data) % 16 == 0 &&
-                            (args.b.ld * int64_t(sizeof(Bits))) % 16 == 0;
-  const int64_t threads_per_line = (length + kPer - 1) / kPer;
-  const int64_t x = (threads_per_line + kThreads - 1) / kThreads;
-  // Enough CTAs to keep every SM streaming (8 each), each walking several lines.
-  const int64_t y = std::clamp<int64_t>(int64_t(sm_count) * 8 / std::max<int64_t>(x, 1), 1,
-                                        std::min<int64_t>(lines, 65535));
-  const dim3 grid(unsigned(std::min<int64_t>(x, INT32_MAX)), unsigned(y));
-  find_nonfinite_kernel<Bits><<<grid, kThreads, 0, stream>>>(
-      static_cast<const Bits*>(args.b.data), lines, length, args.b.ld, row_major, vector_loads,
-      exponent_mask<Bits>(args.b.dtype), flags);
+void launch_find(const void* first_row, bsrmm_dtype dtype, int64_t columns, int64_t stride,
+                 const ColumnFlags& flags, cudaStream_t stream) {
+  const int64_t blocks = std::clamp<int64_t>((columns + kThreads - 1) / kThreads, 1, 1024);
+  find_nonfinite_kernel<Bits><<<unsigned(blocks), kThreads, 0, stream>>>(
+      static_cast<const Bits*>(first_row), columns, stride, exponent_mask<Bits>(dtype), flags);
   check_launch("find_nonfinite_kernel");
 }
 
@@ -127,18 +86,18 @@ ColumnFlags column_flags_at(void* scratch, int64_t columns) {
   return {words, words + 1, words + 1 + columns};
 }
 
-void find_nonfinite_columns(const MatmulArgs& args, const ColumnFlags& flags, int sm_count,
-                            cudaStream_t stream) {
-  check_cuda(cudaMemsetAsync(flags.count, 0, (1 + std::size_t(args.b.cols)) * sizeof(int32_t), stream),
+void find_nonfinite_columns(const void* first_row, bsrmm_dtype dtype, int64_t columns,
+                            int64_t stride, const ColumnFlags& flags, cudaStream_t stream) {
+  check_cuda(cudaMemsetAsync(flags.count, 0, (1 + std::size_t(columns)) * sizeof(int32_t), stream),
              "cudaMemsetAsync(column flags)");
-  switch (args.b.dtype) {
+  switch (dtype) {
     case BSRMM_DTYPE_F16:
     case BSRMM_DTYPE_BF16:
-      return launch_find<uint16_t>(args, flags, sm_count, stream);
+      return launch_find<uint16_t>(first_row, dtype, columns, stride, flags, stream);
     case BSRMM_DTYPE_F32:
-      return launch_find<uint32_t>(args, flags, sm_count, stream);
+      return launch_find<uint32_t>(first_row, dtype, columns, stride, flags, stream);
     case BSRMM_DTYPE_F64:
-      return launch_find<uint64_t>(args, flags, sm_count, stream);
+      return launch_find<uint64_t>(first_row, dtype, columns, stride, flags, stream);
   }
 }
 

@@ -1,9 +1,14 @@
 // A dense GEMM multiplies B by A's structural zeros too, and 0 * Inf = NaN: where a column of B
 // holds a NaN or an infinity, the dense product of that whole column differs from the sparse
 // one (which never touches B under a structural zero; tests/reliability/nonfinite_test.cpp).
-// So the dense fallback first marks those columns (one pass over B, ~3% of the GEMM's time on
-// the H100 grid) and afterwards recomputes them over A's stored blocks. Nothing is recomputed
-// when B is finite, which the host never has to know: the repair kernel reads the count.
+// Such a column is easy to see afterwards: every element of the dense product's column j sums a
+// term with that non-finite element (an infinity times a stored value, or times a structural
+// zero: NaN), so it is non-finite in every row, the first included. So after the GEMM one pass
+// over the product's first row (N elements, not all of B) flags the columns to recompute over
+// A's stored blocks. A column flagged because its first row overflowed with B finite is
+// recomputed too, which only costs time: the sparse sum is the product there anyway. Nothing is
+// recomputed when the row is finite, which the host never has to know: the repair kernel reads
+// the count.
 #pragma once
 
 #include "../cuda_backend.hpp"
@@ -25,9 +30,10 @@ struct ColumnFlags {
 std::size_t column_flags_bytes(int64_t columns);
 ColumnFlags column_flags_at(void* scratch, int64_t columns);
 
-// Zeroes the flags, then flags every column of args.b holding a NaN or an infinity.
-void find_nonfinite_columns(const MatmulArgs& args, const ColumnFlags& flags, int sm_count,
-                            cudaStream_t stream);
+// Zeroes the flags, then flags every column j whose element first_row[j * stride] (of type
+// `dtype`: C's, or the staged products' f32/f64) is a NaN or an infinity.
+void find_nonfinite_columns(const void* first_row, bsrmm_dtype dtype, int64_t columns,
+                            int64_t stride, const ColumnFlags& flags, cudaStream_t stream);
 
 // The direct path's repair (beta == 0, no bias, no activation): every flagged column of C
 // becomes alpha * (op(A) * B over A's stored blocks).
