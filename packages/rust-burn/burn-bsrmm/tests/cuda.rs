@@ -144,6 +144,68 @@ fn cuda_gradients_match_reference() {
     check("dB", &p, true, |i, j| w[i * n + j] as f64, n, &grad_dense, 1e-5);
 }
 
+/// The op between CubeCL kernels with no host synchronisation of the test's own: the dense input
+/// is made by CubeCL kernels just before the op; the op's inputs are dropped right after it and
+/// new tensors may take their memory; its output is read by a CubeCL kernel and by a second op
+/// at once. f32 on 2048 x 2048 (32x32 blocks, half stored) x 512 keeps the GPU busy long enough
+/// for a missing order to show, and three threads run the chain at once (CubeCL gives each its
+/// own stream; the op shares one bsrmm context per GPU). The guard for any future op that
+/// returns before its multiply ends (an attempt at that deadlocked here: docs/perf-log.md).
+/// 16 sampled columns of both results are checked in full against float64.
+#[test]
+fn cuda_chained_ops_stay_ordered() {
+    let Some(device) = cuda_or_skip("cuda_chained_ops_stay_ordered") else { return };
+    let p = rounded_problem(&mut Rng(24), 64, 64, (32, 32), FloatDType::F32);
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3u64).map(|t| {
+            let (p, device) = (&p, device.clone());
+            scope.spawn(move || chain_of_ops(p, &device, 100 + t))
+        }).collect();
+        for run in runs {
+            run.join().expect("a chain panicked");
+        }
+    });
+}
+
+fn chain_of_ops(p: &Problem, device: &Device, seed: u64) {
+    let mut rng = Rng(seed);
+    let (m, n) = (p.pattern.rows(), 512);
+    for round in 0..2 {
+        let b = rng.values(m * n);
+        let values = on_device(p.values.clone(), p.pattern.values_shape(), device, FloatDType::F32);
+        // d = 2 b + 1, made on CubeCL's stream right before the op.
+        let dense = on_device(b.clone(), [m, n], device, FloatDType::F32) * 2.0 + 1.0;
+        let first = bsr_matmul(&p.pattern, values.clone(), dense, false).unwrap();
+        // New tensors, free to land in the dense input's memory while the multiply runs.
+        let _noise: Vec<Tensor<2>> = (0..4).map(|_| Tensor::<2>::random([m, n], Distribution::Default, device)).collect();
+        let halved = first.clone() * 0.5;
+        let second = bsr_matmul(&p.pattern, values, first, false).unwrap();
+        let (halved, second) = (to_host(halved), to_host(second));
+
+        // References, float64 throughout: r1 = A d, then 0.5 r1 and A r1, on 16 columns; bounds
+        // relative to the sums of term magnitudes (f32 accumulation, as check() allows).
+        let a = op_a(p, false);
+        let tol = tolerance(FloatDType::F32);
+        for j in (0..16).map(|_| (rng.unit() * n as f64) as usize) {
+            let d = |r: usize| 2.0 * b[r * n + j] as f64 + 1.0;
+            let first_ref: Vec<f64> = (0..m).map(|q| (0..m).map(|r| a(q, r) * d(r)).sum()).collect();
+            let first_mag: Vec<f64> = (0..m).map(|q| (0..m).map(|r| (a(q, r) * d(r)).abs()).sum()).collect();
+            for i in 0..m {
+                let want_half = 0.5 * first_ref[i];
+                let got_half = halved[i * n + j] as f64;
+                assert!((got_half - want_half).abs() <= tol * first_mag[i], "seed {seed} round {round}: 0.5 C1[{i}][{j}] = {got_half}, reference {want_half}");
+                let (mut want, mut scale) = (0.0, 0.0);
+                for q in 0..m {
+                    want += a(i, q) * first_ref[q];
+                    scale += a(i, q).abs() * first_mag[q];
+                }
+                let got = second[i * n + j] as f64;
+                assert!((got - want).abs() <= tol * scale, "seed {seed} round {round}: C2[{i}][{j}] = {got}, reference {want}");
+            }
+        }
+    }
+}
+
 #[test]
 fn cuda_bsr_linear_model_trains() {
     let Some(device) = cuda_or_skip("cuda_bsr_linear_model_trains") else { return };
@@ -168,7 +230,8 @@ fn cuda_operands_on_two_devices_are_an_error() {
 /// The product of bsrmm's gpu_timing example and its Python twin (M = K = 8192, N = 4096, 64x64
 /// blocks, density 1/8, fp16), on Burn tensors that live on the GPU: the op reads Burn's device
 /// buffers in place, no operand goes through the host. Each call allocates its output and
-/// synchronises (src/cuda.rs), so 50 calls are timed one after another: milliseconds per call.
+/// synchronises (src/cuda.rs); 50 calls are timed to a final device synchronisation, as the
+/// Python twin is: milliseconds per call.
 /// 256 elements of the result are checked against float64. A timing, not a test: run it with
 ///     cargo test -p burn-bsrmm --features cuda --test cuda -- --ignored --nocapture cuda_timing
 #[test]
@@ -185,11 +248,14 @@ fn cuda_timing() {
     for _ in 0..3 {
         bsr_matmul(&pattern, values.clone(), dense.clone(), false).unwrap();
     }
+    device.sync().unwrap();
     let start = Instant::now();
     let mut out = bsr_matmul(&pattern, values.clone(), dense.clone(), false).unwrap();
     for _ in 1..iters {
         out = bsr_matmul(&pattern, values.clone(), dense.clone(), false).unwrap();
     }
+    let queued_ms = start.elapsed().as_secs_f64() * 1e3 / iters as f64;
+    device.sync().unwrap();
     let ms = start.elapsed().as_secs_f64() * 1e3 / iters as f64;
     let flops = 2.0 * (pattern.nnzb() * block * block) as f64 * n as f64;
     println!(
@@ -197,6 +263,7 @@ fn cuda_timing() {
         flops / (ms * 1e-3) / 1e12,
         pattern.nnzb()
     );
+    println!("burn-bsrmm: {queued_ms:.3} ms per call had returned to the caller (the rest is the final synchronisation)");
 
     // 256 elements against float64, from host copies of the operands.
     let to_host = |t: Tensor<2>| t.cast(FloatDType::F32).into_data().try_to_vec::<f32>().unwrap();
