@@ -11,6 +11,7 @@ per-pair ratio's median is the comparison.
 Cases: the grid's cells where bsrmm picks its dense fallback (M = K = 8192, N = 4096).
 """
 
+import pathlib
 import sys
 
 import numpy as np
@@ -18,14 +19,11 @@ import torch
 
 import bsrmm
 
+# The benchmark suite's pattern generator (packages/bench), so A is the grid case's own pattern.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "packages" / "bench"))
+from bsrmm_bench import patterns  # noqa: E402
+
 CASES = [(16, 0.125), (16, 0.25), (16, 0.5), (32, 0.5)]
-
-
-def uniform_pattern(rng, block_rows, block_cols, density):
-    """Each block row holds round(density * block_cols) distinct columns, sorted."""
-    per_row = max(1, round(density * block_cols))
-    cols = np.concatenate([np.sort(rng.choice(block_cols, per_row, replace=False)) for _ in range(block_rows)])
-    return np.arange(0, per_row * block_rows + 1, per_row, dtype=np.int32), cols.astype(np.int32)
 
 
 def timed(fn, start, end):
@@ -38,17 +36,18 @@ def main():
     iters = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     m = k = 8192
     n = 4096
-    rng = np.random.default_rng(11)
     print(f"{'dtype':9} {'block':>5} {'density':>7}  {'ours ms':>8} {'dense ms':>8}  {'dense/ours (pairs)':>18}  variant")
     for dtype in (torch.float16, torch.bfloat16):
         for block, density in CASES:
-            indptr, indices = uniform_pattern(rng, m // block, k // block, density)
+            # Seed 1: the grid's "_s1" cases.
+            pattern = patterns.generate({"kind": "uniform", "density": density}, m // block, k // block, seed=1)
+            indptr, indices = pattern.indptr.astype(np.int32), pattern.indices.astype(np.int32)
             data = torch.empty((len(indices), block, block), dtype=dtype, device="cuda").uniform_(-1, 1)
             a = bsrmm.BsrMatrix.from_arrays(torch.from_numpy(indptr).cuda(), torch.from_numpy(indices).cuda(), data,
                                             (m, k), device="cuda:0")
             # The dense copy: block p of row r at (r, indices[p]) of a (rows, block, cols, block) view.
             dense_a = torch.zeros((m // block, block, k // block, block), dtype=dtype, device="cuda")
-            rows = torch.from_numpy(np.repeat(np.arange(m // block), np.diff(indptr))).cuda()
+            rows = torch.from_numpy(pattern.row_ids()).cuda()
             dense_a[rows, :, torch.from_numpy(indices).long().cuda(), :] = data
             dense_a = dense_a.reshape(m, k)
             b = torch.empty((k, n), dtype=dtype, device="cuda").uniform_(-1, 1)
