@@ -1,23 +1,36 @@
 //! The op on Burn's CubeCL backend. On a CUDA device bsrmm runs on the device buffers of Burn's
 //! own tensors; on any other CubeCL runtime (wgpu, the CubeCL CPU runtime) the host path serves.
 //!
-//! Synchronisation: CubeCL queues work on its own streams, bsrmm on its context's stream. The
-//! op waits for CubeCL's queued work before reading (so the values and the dense input are
-//! complete) and for its own work before returning (so CubeCL's next kernel sees the result).
-//! The resource guards keep the buffers allocated and in place for the whole call.
+//! Ordering with CubeCL: CubeCL 0.11 does not expose its CUDA streams, but it issues all of a
+//! device's GPU work from one runner thread, which takes tasks in the order they were queued,
+//! from whatever thread. The op runs there, as two tasks:
+//! - the launch (the caller waits for it): resolve the three buffers (which also makes the
+//!   caller's CubeCL stream wait for whichever streams wrote them), wait for that stream, and
+//!   launch the multiply on bsrmm's stream;
+//! - the completion, queued right behind it (the caller does not wait): wait for bsrmm's stream,
+//!   then release the buffers (held in place until then).
+//!
+//! So every CubeCL task queued after the op returns (kernels reading the product, reads to the
+//! host, reuse of the inputs' memory) runs after the product is complete, while the caller goes
+//! on as soon as the multiply is launched. A failure the completion finds (a fault in the
+//! kernel) is reported by the next op on that GPU; CubeCL's next sync sees it too.
 //!
 //! Cost per call: the pattern is validated and scheduled by the core once per dtype and GPU
 //! (kept with the pattern); each call only borrows its values into that structure
-//! (`bsrmm_matrix_with_values`), so it costs the two synchronisations and the multiply.
+//! (`bsrmm_matrix_with_values`), so it costs two runner tasks and the multiply.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bsrmm::{bf16, f16, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, MatmulOptions, Op};
 use burn::backend::tensor::FloatTensor;
 use burn::backend::Cube;
 use cubecl::cuda::CudaRuntime;
+use cubecl_common::device_handle::DeviceHandle;
+use cubecl_environment::stream::StreamId;
 use cubecl_runtime::runtime::Runtime;
+use cubecl_runtime::server::{BufferBinding, Server, ServerStorage};
+use cubecl_runtime::storage::{ComputeStorage, ManagedResource};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
@@ -57,7 +70,7 @@ fn cuda_context(ordinal: u32) -> Context {
 }
 
 /// The device address of a tensor's first element, valid while the returned guard lives.
-fn device_ptr(tensor: &CubeTensor) -> (u64, impl Sized + use<>) {
+fn device_ptr(tensor: &CubeTensor) -> (u64, Guard) {
     let resource = tensor
         .client
         .get_resource::<CudaServer>(tensor.handle.clone())
@@ -65,7 +78,22 @@ fn device_ptr(tensor: &CubeTensor) -> (u64, impl Sized + use<>) {
     (resource.resource().ptr, resource)
 }
 
+/// A CubeCL buffer held allocated and in place.
+type Guard = ManagedResource<<<CudaServer as ServerStorage>::Storage as ComputeStorage>::Resource>;
+
+/// What a launch leaves for its completion task: the buffers and the matrix borrowing the values.
+type InFlight = (Vec<Guard>, Box<dyn Send>);
+
+/// A failure found by a completion task, reported by the next op on that GPU.
+fn deferred_failures() -> &'static Mutex<HashMap<u32, String>> {
+    static FAILURES: OnceLock<Mutex<HashMap<u32, String>>> = OnceLock::new();
+    FAILURES.get_or_init(Default::default)
+}
+
 fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpose: bool, ordinal: u32) -> CubeTensor {
+    if let Some(failure) = deferred_failures().lock().unwrap_or_else(|p| p.into_inner()).remove(&ordinal) {
+        panic!("burn-bsrmm: an earlier multiply on cuda:{ordinal} failed: {failure}");
+    }
     let values = into_contiguous(values);
     // A transposed contiguous matrix (what BsrLinear passes) is read in place as column-major.
     let dense_shape = dense.meta.shape().clone();
@@ -96,43 +124,96 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
     );
     let ldc = out_strides[0].max(n.max(1));
 
-    burn::tensor::try_read_sync(values.client.sync())
-        .expect("burn-bsrmm: CubeCL cannot synchronise on this platform")
-        .unwrap_or_else(|e| panic!("burn-bsrmm: CubeCL work before the op failed: {e:?}"));
-    let (values_ptr, _values_guard) = device_ptr(&values);
-    let (dense_ptr, _dense_guard) = device_ptr(&dense);
-    let (out_ptr, _out_guard) = device_ptr(&output);
-
     let ctx = cuda_context(ordinal);
-    let ptrs = Ptrs { values: values_ptr, dense: dense_ptr, out: out_ptr, k, n, m, ldc, layout, ordinal };
-    let run = match dtype {
-        DType::F32 => multiply::<f32>(&ctx, &values, pattern, transpose, ptrs),
-        DType::F16 => multiply::<f16>(&ctx, &values, pattern, transpose, ptrs),
-        DType::BF16 => multiply::<bf16>(&ctx, &values, pattern, transpose, ptrs),
-        DType::F64 => multiply::<f64>(&ctx, &values, pattern, transpose, ptrs),
+    let shape = CallShape { k, n, m, ldc, layout, ordinal, transpose };
+    // The template is made here, on the caller's thread (its upload goes through CubeCL's
+    // runner), so the runner tasks below never wait for a lock a caller holds.
+    let launch = match dtype {
+        DType::F32 => launcher::<f32>(&ctx, &values, pattern, shape),
+        DType::F16 => launcher::<f16>(&ctx, &values, pattern, shape),
+        DType::BF16 => launcher::<bf16>(&ctx, &values, pattern, shape),
+        DType::F64 => launcher::<f64>(&ctx, &values, pattern, shape),
         other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
-    };
-    run.unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+    }
+    .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+
+    let runner = DeviceHandle::<CudaServer>::new(values.client.service_id().device);
+    let bindings = [&values, &dense, &output].map(|t| t.handle.clone().binding());
+    let in_flight = runner
+        .submit_blocking(move |server: &mut CudaServer| launch_on_runner(server, bindings, launch))
+        .unwrap_or_else(|e| panic!("burn-bsrmm: CubeCL's device runner failed the launch: {e:?}"))
+        .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+    runner.submit(move |_server: &mut CudaServer| {
+        if let Err(e) = ctx.synchronize() {
+            deferred_failures().lock().unwrap_or_else(|p| p.into_inner()).insert(ordinal, e.to_string());
+        }
+        drop(in_flight);
+    });
     output
 }
 
-struct Ptrs {
-    values: u64,
-    dense: u64,
-    out: u64,
+/// On CubeCL's runner: the buffers resolved on the caller's stream, that stream drained, the
+/// multiply launched.
+fn launch_on_runner(server: &mut CudaServer, bindings: [BufferBinding; 3], launch: Launcher) -> Result<InFlight, String> {
+    let stream = StreamId::current();
+    let mut guards = Vec::with_capacity(3);
+    for binding in bindings {
+        guards.push(server.get_resource(binding, stream).map_err(|e| format!("CubeCL gave no CUDA resource for a tensor: {e:?}"))?);
+    }
+    burn::tensor::try_read_sync(server.sync(Vec::new(), stream))
+        .ok_or("CubeCL cannot synchronise on this platform")?
+        .map_err(|e| format!("CubeCL work before the op failed: {e:?}"))?;
+    let ptrs = [0, 1, 2].map(|i| guards[i].resource().ptr);
+    let borrowed_values = launch(ptrs).map_err(|e| e.to_string())?;
+    Ok((guards, borrowed_values))
+}
+
+/// Launches the multiply given the device addresses of the values, the dense input and the
+/// output; returns what must outlive the kernel (the matrix borrowing the values).
+type Launcher = Box<dyn FnOnce([u64; 3]) -> bsrmm::Result<Box<dyn Send>> + Send>;
+
+/// The call's operands, as the multiply sees them.
+#[derive(Clone, Copy)]
+struct CallShape {
     k: usize,
     n: usize,
     m: usize,
     ldc: usize,
     layout: Layout,
     ordinal: u32,
+    transpose: bool,
 }
 
 /// The pattern validated once per dtype and GPU: a core matrix whose structure (indices on the
 /// device, schedules, work lists) every call shares, with the call's values swapped in.
 struct Template<T: Element> {
     ordinal: u32,
-    matrix: BsrMatrix<T>,
+    matrix: Arc<BsrMatrix<T>>,
+}
+
+/// This call's multiply, for the runner: the template found (or made, on this thread) now.
+fn launcher<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern, s: CallShape) -> bsrmm::Result<Launcher> {
+    let template = pattern.device_state().get_or_insert(
+        |t: &Template<T>| t.ordinal == s.ordinal,
+        || template::<T>(ctx, values, pattern, s.ordinal),
+        |t| Arc::clone(&t.matrix),
+    )?;
+    let ctx = ctx.clone();
+    Ok(Box::new(move |[values, dense, out]: [u64; 3]| {
+        let device = Device::Cuda(s.ordinal);
+        // SAFETY: every address is a live CubeCL allocation on this GPU, held in place by the
+        // guards the completion task drops after the kernel, sized by the shapes checked at the
+        // public entry point; the values are borrowed by `a`, which the completion drops too.
+        unsafe {
+            let a = template.with_raw_values(values as *const T, device, true)?;
+            let ld = s.layout.min_ld(s.k, s.n).max(1);
+            let b = DenseRef::from_raw_parts(dense as *const T, s.k, s.n, ld, s.layout, device)?;
+            let c = DenseMut::from_raw_parts(out as *mut T, s.m, s.n, s.ldc, Layout::RowMajor, device)?;
+            let op = if s.transpose { Op::Transpose } else { Op::None };
+            bsrmm::matmul_into(&ctx, &a, b, c, &MatmulOptions::new().op(op))?;
+            Ok(Box::new(a) as Box<dyn Send>)
+        }
+    }))
 }
 
 /// The template's core matrix, made on the first call from the pattern's indices (uploaded
@@ -167,25 +248,5 @@ fn template<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern
             false,
         )?
     };
-    Ok(Template { ordinal, matrix })
-}
-
-fn multiply<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern, transpose: bool, p: Ptrs) -> bsrmm::Result<()> {
-    let device = Device::Cuda(p.ordinal);
-    // SAFETY: every address is a live CubeCL allocation on this GPU, held in place by the
-    // resource guards of the caller, sized by the shapes checked at the public entry point; the
-    // values are borrowed only by `a`, which is dropped before the guards.
-    unsafe {
-        let a = pattern.device_state().get_or_insert(
-            |t: &Template<T>| t.ordinal == p.ordinal,
-            || template::<T>(ctx, values, pattern, p.ordinal),
-            |t| t.matrix.with_raw_values(p.values as *const T, device, true),
-        )??;
-        let ld = p.layout.min_ld(p.k, p.n).max(1);
-        let b = DenseRef::from_raw_parts(p.dense as *const T, p.k, p.n, ld, p.layout, device)?;
-        let c = DenseMut::from_raw_parts(p.out as *mut T, p.m, p.n, p.ldc, Layout::RowMajor, device)?;
-        let op = if transpose { Op::Transpose } else { Op::None };
-        bsrmm::matmul_into(ctx, &a, b, c, &MatmulOptions::new().op(op))?;
-        ctx.synchronize()
-    }
+    Ok(Template { ordinal, matrix: Arc::new(matrix) })
 }
