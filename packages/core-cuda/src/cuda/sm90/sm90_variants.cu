@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <type_traits>
@@ -144,8 +145,20 @@ void launch_cluster_kernel(Kernel kernel, const KernelParams& params, int smem_b
 template <typename Kernel>
 void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes,
                    const MatmulArgs& args, const DeviceTraits& device, const char* name) {
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
-             "cudaFuncSetAttribute(max dynamic shared memory)");
+  // The opt-in to more than 48 KB of dynamic shared memory is per kernel and device: set once
+  // (a driver call on every launch was ~1 us of a multiply's host time, which a caller that
+  // synchronises every call pays with the GPU idle).
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>> configured;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const std::pair<const void*, int> key{reinterpret_cast<const void*>(kernel), args.device};
+    if (configured.count(key) == 0) {
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
+                 "cudaFuncSetAttribute(max dynamic shared memory)");
+      configured.insert(key);
+    }
+  }
   kernel<<<grid_size(params, device), 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
   check_launch(name);
 }
