@@ -16,7 +16,7 @@
 // TMA box outside A. Up to 4 producer warps share the columns (the per-column barrier and TMA
 // work of one warp was the bottleneck). Performance notes: docs/perf-log.md.
 // Accumulators: 4 units x 32 floats per thread. The epilogue transposes through shared memory
-// (stmatrix.trans) so C rows are stored 16 bytes at a time.
+// (stmatrix.trans), half a tile at a time, so C rows are stored 16 bytes at a time.
 #pragma once
 
 #include "../common/element.cuh"
@@ -46,7 +46,11 @@ struct TransposedConfig {
   static constexpr int kBBytes = 2 * kBChunkBytes;
   static constexpr int kABytes = Block * Block * 2;
   static constexpr int kStageBytes = kBBytes + kGroup * kABytes;
-  static constexpr int kStagingBytes = 2 * kRows * 128;  // per consumer: 256 rows x 64 columns
+  // The epilogue stages half a tile at a time (per consumer: 128 rows x 64 columns), which
+  // leaves room for more ring stages: the producer's lead over the consumers is what these
+  // kernels are short of (at block 32, one stage less of it cost 10%).
+  static constexpr int kStagingRows = kRows / 2;
+  static constexpr int kStagingBytes = 2 * kStagingRows * 128;
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kStagesFit = (kSmemLimit - 1024 - kStagingBytes - 512) / kStageBytes;
   // Producer warps fill the stages round robin, each stage always by the same warp (so the
@@ -202,7 +206,7 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     float acc[kUnits][32];
     RingPosition<kStages> ring;     // next stage to consume
     RingPosition<kStages> release;  // oldest stage not yet handed back to the producer
-    uint8_t* my_staging = staging + consumer * (Config::kRows * 128);
+    uint8_t* my_staging = staging + consumer * (Config::kStagingRows * 128);
     T* c = static_cast<T*>(p.c);
     const T* bias = static_cast<const T*>(p.bias);
     const int64_t c_rows = int64_t(p.block_rows) * Block;
@@ -258,58 +262,63 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       for (int u = 0; u < kUnits; ++u) wgmma_fence_operands(acc[u]);
 
       // Epilogue. Thread holds D[m][n] for m = 16 warp + lane/4 (+8), n = 8j + 2(lane%4) (+1),
-      // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a 256 x 64
+      // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a 128 x 64
       // staging tile (16-byte chunks XOR-swizzled by row so the 8 rows of one stmatrix land in
-      // different banks), then store whole 128-byte row segments.
+      // different banks), then store whole 128-byte row segments; two halves of two units each.
       const int column_base = n_tile * Config::kTileN + consumer * 64;
-      named_barrier_sync(1 + consumer, 128);  // the previous tile's stores have read staging
+      constexpr int kUnitsPerHalf = Config::kStagingRows / 64;
       with_epilogue_constants(p.activation, p.beta, [&](auto activation, auto accumulate) {
         const float beta = decltype(accumulate)::value ? p.beta : 0.0f;
 #pragma unroll
-        for (int u = 0; u < kUnits; ++u) {
+        for (int half = 0; half < kUnits / kUnitsPerHalf; ++half) {
+          named_barrier_sync(1 + consumer, 128);  // the previous stores have read staging
 #pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
-            // A block row is valid for all 16 rows or none (Block >= 16).
-            if (first_row + (u * 64 + 16 * jj) / Block >= p.block_rows) continue;
-            uint32_t fragments[2][2];
+          for (int uu = 0; uu < kUnitsPerHalf; ++uu) {
+            const int u = half * kUnitsPerHalf + uu;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int j = 2 * jj + h;  // 8-row group of the unit
-              const int64_t row = int64_t(first_row) * Block + u * 64 + 8 * j + 2 * (lane % 4);
-              const float bias0 = bias ? Element<T>::to_acc(bias[row]) : 0.0f;
-              const float bias1 = bias ? Element<T>::to_acc(bias[row + 1]) : 0.0f;
+            for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
+              // A block row is valid for all 16 rows or none (Block >= 16).
+              if (first_row + (u * 64 + 16 * jj) / Block >= p.block_rows) continue;
+              uint32_t fragments[2][2];
 #pragma unroll
-              for (int mb = 0; mb < 2; ++mb) {
-                const int column = column_base + warp * 16 + 8 * mb + lane / 4;
-                float old0 = 0.0f, old1 = 0.0f;
-                if (decltype(accumulate)::value && column < p.n) {
-                  old0 = Element<T>::to_acc(c[row * p.ldc + column]);
-                  old1 = Element<T>::to_acc(c[(row + 1) * p.ldc + column]);
+              for (int h = 0; h < 2; ++h) {
+                const int j = 2 * jj + h;  // 8-row group of the unit
+                const int64_t row = int64_t(first_row) * Block + u * 64 + 8 * j + 2 * (lane % 4);
+                const float bias0 = bias ? Element<T>::to_acc(bias[row]) : 0.0f;
+                const float bias1 = bias ? Element<T>::to_acc(bias[row + 1]) : 0.0f;
+#pragma unroll
+                for (int mb = 0; mb < 2; ++mb) {
+                  const int column = column_base + warp * 16 + 8 * mb + lane / 4;
+                  float old0 = 0.0f, old1 = 0.0f;
+                  if (decltype(accumulate)::value && column < p.n) {
+                    old0 = Element<T>::to_acc(c[row * p.ldc + column]);
+                    old1 = Element<T>::to_acc(c[(row + 1) * p.ldc + column]);
+                  }
+                  fragments[h][mb] = pack_pair<T>(
+                      epilogue::finish(acc[u][4 * j + 2 * mb], p.alpha, beta, old0, bias0, activation.value),
+                      epilogue::finish(acc[u][4 * j + 2 * mb + 1], p.alpha, beta, old1, bias1, activation.value));
                 }
-                fragments[h][mb] = pack_pair<T>(
-                    epilogue::finish(acc[u][4 * j + 2 * mb], p.alpha, beta, old0, bias0, activation.value),
-                    epilogue::finish(acc[u][4 * j + 2 * mb + 1], p.alpha, beta, old1, bias1, activation.value));
               }
+              const int tile_index = lane / 8;  // which of the 4 tiles this lane addresses
+              const int staging_row = uu * 64 + 16 * jj + 8 * (tile_index / 2) + lane % 8;
+              const int chunk = 2 * warp + tile_index % 2;
+              stmatrix_x4_trans(my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16),
+                                fragments[0][0], fragments[0][1], fragments[1][0], fragments[1][1]);
             }
-            const int tile_index = lane / 8;  // which of the 4 tiles this lane addresses
-            const int staging_row = u * 64 + 16 * jj + 8 * (tile_index / 2) + lane % 8;
-            const int chunk = 2 * warp + tile_index % 2;
-            stmatrix_x4_trans(my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16),
-                              fragments[0][0], fragments[0][1], fragments[1][0], fragments[1][1]);
+          }
+          named_barrier_sync(1 + consumer, 128);
+#pragma unroll 4
+          for (int pass = 0; pass < Config::kStagingRows / 16; ++pass) {
+            const int staging_row = pass * 16 + thread / 8;
+            const int chunk = thread % 8;
+            const int64_t row = int64_t(first_row) * Block + half * Config::kStagingRows + staging_row;
+            const int column = column_base + 8 * chunk;
+            if (row < c_rows && column < p.n)
+              *reinterpret_cast<uint4*>(c + row * p.ldc + column) = *reinterpret_cast<const uint4*>(
+                  my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16));
           }
         }
       });
-      named_barrier_sync(1 + consumer, 128);
-#pragma unroll 4
-      for (int pass = 0; pass < Config::kRows / 16; ++pass) {
-        const int staging_row = pass * 16 + thread / 8;
-        const int chunk = thread % 8;
-        const int64_t row = int64_t(first_row) * Block + staging_row;
-        const int column = column_base + 8 * chunk;
-        if (row < c_rows && column < p.n)
-          *reinterpret_cast<uint4*>(c + row * p.ldc + column) = *reinterpret_cast<const uint4*>(
-              my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16));
-      }
     }
   }
 #endif
