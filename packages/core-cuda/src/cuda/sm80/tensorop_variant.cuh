@@ -4,12 +4,12 @@
 
 #include "../../common/error.hpp"
 #include "../runtime/cuda_check.hpp"
+#include "../runtime/dynamic_smem.hpp"
 #include "../variant.hpp"
 #include "heuristic.hpp"
 #include "tensorop_kernel.cuh"
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <sstream>
@@ -88,18 +88,9 @@ void tensorop_launch(const MatmulArgs& args, const DeviceTraits&) {
 
   const auto kernel = &tensorop_matmul_kernel<Cfg>;
   if constexpr (Cfg::kSmemBytes > 48 * 1024) {
-    // Once per device: the opt-in to more than 48 KB of dynamic shared memory is per function
-    // and per device, and setting it again costs a driver call per multiply.
-    static std::atomic<uint64_t> configured{0};
     int device = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
-    if (bit == 0 || (configured.load() & bit) == 0) {
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      Cfg::kSmemBytes),
-                 "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-      configured.fetch_or(bit);
-    }
+    allow_dynamic_smem(kernel, Cfg::kSmemBytes, device);
   }
   kernel<<<unsigned(slots * n_tiles), Cfg::kThreads, Cfg::kSmemBytes,
            static_cast<cudaStream_t>(args.stream)>>>(p);

@@ -2,6 +2,7 @@
 // launched. Compiled for every target in the build; outside sm_90a the kernels are empty, so
 // supports() also asks the runtime whether sm_90a machine code was actually loaded.
 #include "../runtime/cuda_check.hpp"
+#include "../runtime/dynamic_smem.hpp"
 #include "../variant.hpp"
 #include "row_tile_kernel.cuh"
 #include "tensor_map.hpp"
@@ -16,7 +17,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 #include <type_traits>
@@ -113,8 +113,7 @@ struct ClusterLaunch {
 
 // Clusters of `kernel` that fit on the device at once (a persistent grid must not exceed it: a
 // cluster left waiting would run its whole share after the others). Fixed per kernel and device,
-// so asked once: the occupancy query would otherwise sit on every launch. Asking also sets the
-// kernel's dynamic shared memory limit on that device, which its launches need.
+// so asked once: the occupancy query would otherwise sit on every launch.
 template <typename Kernel>
 int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const MatmulArgs& args) {
   static std::mutex mutex;
@@ -122,8 +121,7 @@ int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const Matmul
   const std::pair<const void*, int> key{reinterpret_cast<const void*>(kernel), args.device};
   std::lock_guard<std::mutex> lock(mutex);
   if (const auto found = known.find(key); found != known.end()) return found->second;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
-             "cudaFuncSetAttribute(max dynamic shared memory)");
+  allow_dynamic_smem(kernel, smem_bytes, args.device);  // the occupancy query needs it too
   ClusterLaunch launch(cluster, cluster, smem_bytes, args.stream);
   int clusters = 0;
   check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config),
@@ -145,20 +143,7 @@ void launch_cluster_kernel(Kernel kernel, const KernelParams& params, int smem_b
 template <typename Kernel>
 void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes,
                    const MatmulArgs& args, const DeviceTraits& device, const char* name) {
-  // The opt-in to more than 48 KB of dynamic shared memory is per kernel and device: set once
-  // (a driver call on every launch was ~1 us of a multiply's host time, which a caller that
-  // synchronises every call pays with the GPU idle).
-  static std::mutex mutex;
-  static std::set<std::pair<const void*, int>> configured;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const std::pair<const void*, int> key{reinterpret_cast<const void*>(kernel), args.device};
-    if (configured.count(key) == 0) {
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
-                 "cudaFuncSetAttribute(max dynamic shared memory)");
-      configured.insert(key);
-    }
-  }
+  allow_dynamic_smem(kernel, smem_bytes, args.device);
   kernel<<<grid_size(params, device), 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
   check_launch(name);
 }
