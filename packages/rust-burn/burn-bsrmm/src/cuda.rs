@@ -1,25 +1,25 @@
 //! The op on Burn's CubeCL backend. On a CUDA device bsrmm runs on the device buffers of Burn's
 //! own tensors; on any other CubeCL runtime (wgpu, the CubeCL CPU runtime) the host path serves.
 //!
-//! Ordering with CubeCL: CubeCL 0.11 does not expose its CUDA streams, but it issues all of a
-//! device's GPU work from one runner thread, which takes tasks in the order they were queued,
-//! from whatever thread. The op runs there, as two tasks:
-//! - the launch (the caller waits for it): resolve the three buffers, wait for the work queued
-//!   on the GPU so far (a context-wide synchronise: CubeCL's streams, whichever thread's wrote
-//!   the inputs), and launch the multiply on bsrmm's stream;
-//! - the completion, queued right behind it (the caller does not wait): wait for bsrmm's stream,
-//!   then release the buffers (held in place until then).
+//! Ordering with CubeCL: the multiply goes on CubeCL's own CUDA stream, the one the calling
+//! thread's CubeCL work goes on, so the GPU orders it like any CubeCL kernel. The op is one task
+//! on CubeCL's device runner (the thread that issues all of a device's GPU work, in queue order):
+//! resolve the three buffers on the caller's CubeCL stream, exactly as CubeCL's own launch does
+//! (the stream waits, on the GPU, for other streams that wrote them), and launch on that stream.
+//! Work queued after the op (kernels reading the product, host reads, new tensors in the inputs'
+//! memory) follows it on that stream, and CubeCL orders other streams' uses of the buffers after
+//! it with events. No host wait anywhere: the caller returns once the multiply is launched, and
+//! the next op's launch is issued while this one runs, as CubeCL issues its own kernels.
 //!
-//! So every CubeCL task queued after the op returns (kernels reading the product, reads to the
-//! host, reuse of the inputs' memory) runs after the product is complete, while the caller goes
-//! on as soon as the multiply is launched. A failure the completion finds (a fault in the
-//! kernel) is reported by the next op on that GPU; CubeCL's next sync sees it too.
+//! CubeCL does not export a stream accessor, but its server's public `WriteScoped` trait hands
+//! out the multi-stream pool, whose streams hold the raw `CUstream` (`sys`).
 //!
 //! Cost per call: the pattern is validated and scheduled by the core once per dtype and GPU
 //! (kept with the pattern); each call only borrows its values into that structure
-//! (`bsrmm_matrix_with_values`), so it costs two runner tasks and the multiply.
+//! (`bsrmm_matrix_with_values`), so it costs one runner task and the multiply.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bsrmm::{bf16, f16, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, MatmulOptions, Op};
@@ -31,6 +31,7 @@ use cubecl_environment::stream::StreamId;
 use cubecl_runtime::runtime::Runtime;
 use cubecl_runtime::server::{BufferBinding, ServerStorage};
 use cubecl_runtime::storage::{ComputeStorage, ManagedResource};
+use cubecl_server::stream::WriteScoped;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
@@ -59,10 +60,23 @@ impl BsrBackend for Cube {
     }
 }
 
-/// One bsrmm context per GPU, shared by every call (the context serialises its own calls).
-fn cuda_context(ordinal: u32) -> Context {
-    static CONTEXTS: OnceLock<Mutex<HashMap<u32, Context>>> = OnceLock::new();
-    let mut contexts = CONTEXTS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+/// The context that makes the templates on a GPU (its own stream; callers' threads).
+fn template_context(ordinal: u32) -> Context {
+    per_gpu_context(ordinal, &TEMPLATE_CONTEXTS)
+}
+
+/// The context that launches the multiplies on a GPU. Only that device's runner thread uses
+/// it, setting its stream to the caller's CubeCL stream right before each launch, so no other
+/// call can change the stream in between.
+fn launch_context(ordinal: u32) -> Context {
+    per_gpu_context(ordinal, &LAUNCH_CONTEXTS)
+}
+
+static TEMPLATE_CONTEXTS: OnceLock<Mutex<HashMap<u32, Context>>> = OnceLock::new();
+static LAUNCH_CONTEXTS: OnceLock<Mutex<HashMap<u32, Context>>> = OnceLock::new();
+
+fn per_gpu_context(ordinal: u32, contexts: &OnceLock<Mutex<HashMap<u32, Context>>>) -> Context {
+    let mut contexts = contexts.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     contexts
         .entry(ordinal)
         .or_insert_with(|| Context::new(Device::Cuda(ordinal)).unwrap_or_else(|e| panic!("burn-bsrmm: {e}")))
@@ -81,19 +95,7 @@ fn device_ptr(tensor: &CubeTensor) -> (u64, Guard) {
 /// A CubeCL buffer held allocated and in place.
 type Guard = ManagedResource<<<CudaServer as ServerStorage>::Storage as ComputeStorage>::Resource>;
 
-/// What a launch leaves for its completion task: the buffers and the matrix borrowing the values.
-type InFlight = (Vec<Guard>, Box<dyn Send>);
-
-/// A failure found by a completion task, reported by the next op on that GPU.
-fn deferred_failures() -> &'static Mutex<HashMap<u32, String>> {
-    static FAILURES: OnceLock<Mutex<HashMap<u32, String>>> = OnceLock::new();
-    FAILURES.get_or_init(Default::default)
-}
-
 fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpose: bool, ordinal: u32) -> CubeTensor {
-    if let Some(failure) = deferred_failures().lock().unwrap_or_else(|p| p.into_inner()).remove(&ordinal) {
-        panic!("burn-bsrmm: an earlier multiply on cuda:{ordinal} failed: {failure}");
-    }
     let values = into_contiguous(values);
     // A transposed contiguous matrix (what BsrLinear passes) is read in place as column-major.
     let dense_shape = dense.meta.shape().clone();
@@ -124,7 +126,7 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
     );
     let ldc = out_strides[0].max(n.max(1));
 
-    let ctx = cuda_context(ordinal);
+    let ctx = template_context(ordinal);
     let shape = CallShape { k, n, m, ldc, layout, ordinal, transpose };
     // The template is made here, on the caller's thread (its upload goes through CubeCL's
     // runner), so the runner tasks below never wait for a lock a caller holds.
@@ -137,41 +139,42 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
     }
     .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
 
+    // CubeCL's stream for this thread (as CubeCL's client picks it), named here: the task below
+    // runs on the runner thread, which has a stream of its own.
+    let stream = StreamId::current();
     let runner = DeviceHandle::<CudaServer>::new(values.client.service_id().device);
     let bindings = [&values, &dense, &output].map(|t| t.handle.clone().binding());
-    let in_flight = runner
-        .submit_blocking(move |server: &mut CudaServer| launch_on_runner(server, bindings, launch))
+    runner
+        .submit_blocking(move |server: &mut CudaServer| launch_on_runner(server, stream, bindings, launch))
         .unwrap_or_else(|e| panic!("burn-bsrmm: CubeCL's device runner failed the launch: {e:?}"))
         .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
-    runner.submit(move |_server: &mut CudaServer| {
-        if let Err(e) = ctx.synchronize() {
-            deferred_failures().lock().unwrap_or_else(|p| p.into_inner()).insert(ordinal, e.to_string());
-        }
-        drop(in_flight);
-    });
     output
 }
 
-/// On CubeCL's runner: the buffers resolved, the queued work drained, the multiply launched.
-fn launch_on_runner(server: &mut CudaServer, bindings: [BufferBinding; 3], launch: Launcher) -> Result<InFlight, String> {
-    let stream = StreamId::current();
+/// On CubeCL's runner: the buffers resolved on the caller's CubeCL stream and the multiply
+/// launched there.
+fn launch_on_runner(server: &mut CudaServer, stream: StreamId, bindings: [BufferBinding; 3], launch: Launcher) -> Result<(), String> {
+    // Each resolve makes the stream wait (an event) for any other stream that wrote the buffer,
+    // and records this stream as the buffer's latest user, which orders other streams' later
+    // uses (and the reuse of the memory) after the multiply.
     let mut guards = Vec::with_capacity(3);
     for binding in bindings {
         guards.push(server.get_resource(binding, stream).map_err(|e| format!("CubeCL gave no CUDA resource for a tensor: {e:?}"))?);
     }
-    // CubeCL's fence on the caller's stream (an event made, recorded, waited for and destroyed)
-    // took 7 us here on an H100 against 2 us for a context-wide synchronise, and the multiply
-    // waits for it; waiting for every stream of the context also covers inputs written on
-    // other threads' streams. The cost: it waits for unrelated work in the same CUDA context.
-    cudarc::driver::result::ctx::synchronize().map_err(|e| format!("CubeCL work before the op failed: {e:?}"))?;
+    let cuda_stream = server
+        .write_streams()
+        .try_stream_mut(&stream)
+        .ok_or("CubeCL has no CUDA stream for the calling thread after resolving its buffers")?
+        .sys;
     let ptrs = [0, 1, 2].map(|i| guards[i].resource().ptr);
-    let borrowed_values = launch(ptrs).map_err(|e| e.to_string())?;
-    Ok((guards, borrowed_values))
+    // The guards and the matrix borrowing the values are dropped once the multiply is queued, as
+    // CubeCL drops a kernel's bindings: later use of the memory is ordered behind it on the GPU.
+    launch(ptrs, cuda_stream.cast()).map_err(|e| e.to_string())
 }
 
-/// Launches the multiply given the device addresses of the values, the dense input and the
-/// output; returns what must outlive the kernel (the matrix borrowing the values).
-type Launcher = Box<dyn FnOnce([u64; 3]) -> bsrmm::Result<Box<dyn Send>> + Send>;
+/// Launches the multiply on a CUDA stream given the device addresses of the values, the dense
+/// input and the output.
+type Launcher = Box<dyn FnOnce([u64; 3], *mut c_void) -> bsrmm::Result<()> + Send>;
 
 /// The call's operands, as the multiply sees them.
 #[derive(Clone, Copy)]
@@ -199,20 +202,20 @@ fn launcher<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern
         || template::<T>(ctx, values, pattern, s.ordinal),
         |t| Arc::clone(&t.matrix),
     )?;
-    let ctx = ctx.clone();
-    Ok(Box::new(move |[values, dense, out]: [u64; 3]| {
+    Ok(Box::new(move |[values, dense, out]: [u64; 3], stream: *mut c_void| {
         let device = Device::Cuda(s.ordinal);
-        // SAFETY: every address is a live CubeCL allocation on this GPU, held in place by the
-        // guards the completion task drops after the kernel, sized by the shapes checked at the
-        // public entry point; the values are borrowed by `a`, which the completion drops too.
+        let ctx = launch_context(s.ordinal);
+        // SAFETY: every address is a live CubeCL allocation on this GPU, resolved on `stream`
+        // (CubeCL's), sized by the shapes checked at the public entry point; the kernel runs on
+        // that stream, ahead of anything CubeCL queues after it in that memory.
         unsafe {
+            ctx.set_stream(stream)?;
             let a = template.with_raw_values(values as *const T, device, true)?;
             let ld = s.layout.min_ld(s.k, s.n).max(1);
             let b = DenseRef::from_raw_parts(dense as *const T, s.k, s.n, ld, s.layout, device)?;
             let c = DenseMut::from_raw_parts(out as *mut T, s.m, s.n, s.ldc, Layout::RowMajor, device)?;
             let op = if s.transpose { Op::Transpose } else { Op::None };
-            bsrmm::matmul_into(&ctx, &a, b, c, &MatmulOptions::new().op(op))?;
-            Ok(Box::new(a) as Box<dyn Send>)
+            bsrmm::matmul_into(&ctx, &a, b, c, &MatmulOptions::new().op(op))
         }
     }))
 }

@@ -149,8 +149,9 @@ fn cuda_gradients_match_reference() {
 /// new tensors may take their memory; its output is read by a CubeCL kernel and by a second op
 /// at once. f32 on 2048 x 2048 (32x32 blocks, half stored) x 512 keeps the GPU busy long enough
 /// for a missing order to show, and three threads run the chain at once (CubeCL gives each its
-/// own stream; the op shares one bsrmm context per GPU). The guard for any future op that
-/// returns before its multiply ends (an attempt at that deadlocked here: docs/perf-log.md).
+/// own stream, and the op launches on the calling thread's). The op returns before its multiply
+/// ends, so this is what guards the ordering (an earlier attempt with device flags deadlocked
+/// here: docs/perf-log.md entry 14).
 /// 16 sampled columns of both results are checked in full against float64.
 #[test]
 fn cuda_chained_ops_stay_ordered() {
@@ -230,8 +231,8 @@ fn cuda_operands_on_two_devices_are_an_error() {
 /// The product of bsrmm's gpu_timing example and its Python twin (M = K = 8192, N = 4096, 64x64
 /// blocks, density 1/8, fp16), on Burn tensors that live on the GPU: the op reads Burn's device
 /// buffers in place, no operand goes through the host. Each call allocates its output and
-/// synchronises (src/cuda.rs); 50 calls are timed to a final device synchronisation, as the
-/// Python twin is: milliseconds per call.
+/// queues the multiply on CubeCL's stream (src/cuda.rs); 50 calls are timed to a final device
+/// synchronisation, as the Python twin is: milliseconds per call.
 /// 256 elements of the result are checked against float64. A timing, not a test: run it with
 ///     cargo test -p burn-bsrmm --features cuda --test cuda -- --ignored --nocapture cuda_timing
 #[test]
