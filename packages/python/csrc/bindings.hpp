@@ -1,8 +1,10 @@
 // What the extension's translation units share: one bind_* per concept, and the pointer
 // convention. The Python layer (src/bsrmm) resolves every array protocol to a raw address, so
-// addresses cross this boundary as plain integers; _core is private and never sees an array.
+// addresses cross this boundary as plain integers; _core is private and sees arrays only in
+// direct_matmul.cpp (the common call, read here for speed; anything else it declines).
 #pragma once
 
+#include <bsrmm/bsrmm.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -15,12 +17,17 @@ using Address = std::uintptr_t;
 
 inline void* to_pointer(Address address) { return reinterpret_cast<void*>(address); }
 
+// The multiply's options from the Python layer's arguments (matmul.cpp).
+bsrmm_matmul_options matmul_options_for(bool transpose_a, double alpha, double beta, Address bias,
+                                        int activation);
+
 void bind_errors(py::module_& m);   // errors.cpp: bsrmm::Error -> bsrmm.Error subclasses
 void bind_library(py::module_& m);  // library.cpp: version, ABI constants, CUDA queries, variants
 void bind_context(py::module_& m);  // context.cpp: bsrmm::Context
 void bind_dense(py::module_& m);    // dense.cpp: the bsrmm_dense descriptor
 void bind_matrix(py::module_& m);   // matrix.cpp: bsrmm::Matrix
 void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul, bsrmm_tune
+void bind_direct_matmul(py::module_& m);  // direct_matmul.cpp: the common call's arrays read here
 void bind_tuner(py::module_& m);    // tuner.cpp: the tuner's persistent cache
 void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules
 

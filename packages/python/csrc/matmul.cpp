@@ -9,10 +9,8 @@
 
 namespace bsrmm_python {
 
-namespace {
-
-bsrmm_matmul_options options_for(bool transpose_a, double alpha, double beta, Address bias,
-                                 int activation) {
+bsrmm_matmul_options matmul_options_for(bool transpose_a, double alpha, double beta,
+                                        Address bias, int activation) {
   bsrmm_matmul_options options = bsrmm::matmul_options();
   options.op_a = transpose_a ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
   options.alpha = alpha;
@@ -22,14 +20,12 @@ bsrmm_matmul_options options_for(bool transpose_a, double alpha, double beta, Ad
   return options;
 }
 
-}  // namespace
-
 void bind_matmul(py::module_& m) {
   m.def(
       "matmul",
       [](bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
          bool transpose_a, double alpha, double beta, Address bias, int activation) {
-        bsrmm::matmul(ctx, a, b, c, options_for(transpose_a, alpha, beta, bias, activation));
+        bsrmm::matmul(ctx, a, b, c, matmul_options_for(transpose_a, alpha, beta, bias, activation));
       },
       py::arg("ctx"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("transpose_a"),
       py::arg("alpha"), py::arg("beta"), py::arg("bias"), py::arg("activation"),
@@ -38,7 +34,7 @@ void bind_matmul(py::module_& m) {
       "tune",
       [](bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
          bool transpose_a, double alpha, double beta, Address bias, int activation) {
-        return bsrmm::tune(ctx, a, b, c, options_for(transpose_a, alpha, beta, bias, activation));
+        return bsrmm::tune(ctx, a, b, c, matmul_options_for(transpose_a, alpha, beta, bias, activation));
       },
       py::arg("ctx"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("transpose_a"),
       py::arg("alpha"), py::arg("beta"), py::arg("bias"), py::arg("activation"),

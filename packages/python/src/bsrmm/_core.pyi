@@ -148,6 +148,22 @@ def tune(
     bias: int,
     activation: int,
 ) -> str: ...
+
+def register_torch_types(
+    tensor: object, strided: object, float16: object, bfloat16: object, float32: object, float64: object
+) -> None: ...
+def matmul_direct(
+    ctx: Context,
+    a: Matrix,
+    b: object,
+    c: object,
+    transpose_a: bool,
+    rows: int,
+    inner: int,
+    alpha: float,
+    beta: float,
+    activation: int,
+) -> bool: ...
 def tuner_cache_path() -> str: ...
 def tuner_cache_entries() -> str: ...
 def tuner_cache_warning() -> str: ...

@@ -5,6 +5,7 @@ the activation. B, out and bias are used in place, whatever their array type; th
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any, Optional, Tuple
 
 from . import _arrays, _core
@@ -90,6 +91,9 @@ def _multiply(
         )
     rows, inner = _op_shape(a, transpose)
     stream = ctx._stream_for(B, out, bias)
+    if out is not None and bias is None and not tune and _direct(ctx, stream, a, transpose, B, out,
+                                                                  rows, inner, alpha, beta, activation):
+        return out
 
     b_view = _arrays.view(B, "B", stream=stream)
     _check_device(b_view, "B", a)
@@ -110,6 +114,40 @@ def _multiply(
     _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation],
              tune=tune)
     return out
+
+
+def _direct(
+    ctx: Context,
+    stream: Optional[int],
+    a: BsrMatrix,
+    transpose: bool,
+    B: Any,
+    out: Any,
+    rows: int,
+    inner: int,
+    alpha: float,
+    beta: float,
+    activation: Optional[str],
+) -> bool:
+    """The common call (numpy arrays or torch tensors, 2-D, no bias) with its operands read in
+    C++ (csrc/direct_matmul.cpp): False, having done nothing, for anything it does not take."""
+    if _torch_types_pending and "torch" in sys.modules:
+        _register_torch_types(sys.modules["torch"])
+    with ctx._session(stream) as handle:
+        return _core.matmul_direct(
+            handle, a._handle, B, out, transpose, rows, inner, alpha, beta, _ACTIVATIONS[activation]
+        )
+
+
+_torch_types_pending = True
+
+
+def _register_torch_types(torch: Any) -> None:
+    global _torch_types_pending
+    _core.register_torch_types(
+        torch.Tensor, torch.strided, torch.float16, torch.bfloat16, torch.float32, torch.float64
+    )
+    _torch_types_pending = False
 
 
 def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:

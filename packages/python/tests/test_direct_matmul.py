@@ -1,0 +1,151 @@
+"""The direct path (csrc/direct_matmul.cpp): the common call's numpy arrays and torch tensors are
+read in C++. What it takes must come out exactly as the general path computes it (checked
+against float64, out poisoned first); everything else must be declined untouched (False, out
+still poisoned, the core never called), so that bsrmm.matmul's general path decides and words
+the error. torch cases skip with the reason when torch is absent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bsrmm
+from bsrmm import _core, _matmul
+from bsr_cases import assert_matches, dense_from_bsr, random_bsr, reference
+
+M, K, N = 24, 32, 10
+BLOCK = (4, 8)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(41)
+    indptr, indices, data = random_bsr(rng, M // BLOCK[0], K // BLOCK[1], BLOCK, 0.4, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, data, (M, K))
+    return a, dense_from_bsr(indptr, indices, data, (M, K)), rng
+
+
+def direct(a, b, out, ctx, transpose=False):
+    rows, inner = (a.shape[1], a.shape[0]) if transpose else a.shape
+    return _core.matmul_direct(ctx._handle, a._handle, b, out, transpose, rows, inner, 1.0, 0.0,
+                               _core.ACTIVATION_NONE)
+
+
+def poisoned(shape, dtype=np.float32, order="C"):
+    return np.full(shape, np.nan, dtype=dtype, order=order)
+
+
+@pytest.mark.parametrize("b_order", ["C", "F"])
+@pytest.mark.parametrize("c_order", ["C", "F"])
+def test_numpy_layouts_are_taken_and_match(problem, b_order, c_order):
+    a, dense, rng = problem
+    b = np.asarray(rng.standard_normal((K, N)), dtype=np.float32, order=b_order)
+    out = poisoned((M, N), order=c_order)
+    assert direct(a, b, out, bsrmm.Context("cpu"))
+    assert_matches(out, *reference(dense, b), "float32", K)
+
+
+def test_padded_leading_dimensions_are_taken(problem):
+    a, dense, rng = problem
+    b_buffer = rng.standard_normal((K, N + 6)).astype(np.float32)
+    out_buffer = poisoned((M, N + 3))
+    b, out = b_buffer[:, :N], out_buffer[:, :N]
+    assert direct(a, b, out, bsrmm.Context("cpu"))
+    assert_matches(out, *reference(dense, b), "float32", K)
+    assert np.isnan(out_buffer[:, N:]).all(), "the padding beside out was written"
+
+
+def test_transposed_a_is_taken(problem):
+    a, dense, rng = problem
+    b = rng.standard_normal((M, N)).astype(np.float32)
+    out = poisoned((K, N))
+    assert direct(a, b, out, bsrmm.Context("cpu"), transpose=True)
+    assert_matches(out, *reference(dense, b, transpose_a=True), "float32", M)
+
+
+def declined_cases(rng):
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    shared = rng.standard_normal((K + M, N)).astype(np.float32)
+    read_only = poisoned((M, N))
+    read_only.flags.writeable = False
+    return {
+        "1-D B": (b[:, 0].copy(), poisoned((M,))),
+        "3-D B": (b[None], poisoned((1, M, N))),
+        "B of the wrong height": (b[:-1], poisoned((M, N))),
+        "out of the wrong shape": (b, poisoned((M, N + 1))),
+        "out overlapping B": (shared[:K], shared[K - 1 : K - 1 + M]),
+        "read-only out": (b, read_only),
+        "B neither row- nor column-major": (rng.standard_normal((2 * K, 2 * N)).astype(np.float32)[::2, ::2], poisoned((M, N))),
+        "non-native byte order": (b.astype(b.dtype.newbyteorder()), poisoned((M, N))),
+        "integer B": (b.astype(np.int32), poisoned((M, N))),
+        "empty N": (b[:, :0], poisoned((M, 0))),
+        "a list, not an array": (b.tolist(), poisoned((M, N))),
+    }
+
+
+@pytest.mark.parametrize("case", list(declined_cases(np.random.default_rng(0))))
+def test_anything_else_is_declined_untouched(problem, case):
+    a, _, rng = problem
+    b, out = declined_cases(rng)[case]
+    before = np.array(out, copy=True)
+    assert not direct(a, b, out, bsrmm.Context("cpu"))
+    np.testing.assert_array_equal(out, before)  # NaN == NaN here: nothing was written
+
+
+def test_matmul_gives_the_general_paths_errors_for_declined_calls(problem):
+    a, _, rng = problem
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    read_only = poisoned((M, N))
+    read_only.flags.writeable = False
+    with pytest.raises(bsrmm.InvalidArgumentError, match="read-only"):
+        bsrmm.matmul(a, b, out=read_only)
+    with pytest.raises(bsrmm.InvalidArgumentError, match="overlaps B"):
+        shared = rng.standard_normal((K + M, N)).astype(np.float32)
+        bsrmm.matmul(a, shared[:K], out=shared[K - 1 : K - 1 + M])
+
+
+def test_a_dtype_the_core_refuses_is_the_cores_error(problem):
+    """float64 B against a float32 A: taken here (a value dtype), refused by the core with the
+    same error the general path gets from it."""
+    a, _, rng = problem
+    b = rng.standard_normal((K, N))
+    with pytest.raises(bsrmm.Error, match="dtype"):
+        bsrmm.matmul(a, b, out=np.empty((M, N)))
+
+
+# ---- torch ----
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch", reason="torch is not installed: the direct torch path untested here")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_torch_tensors_are_taken_and_match(problem, torch, dtype):
+    _, dense, rng = problem
+    torch_dtype = getattr(torch, dtype)
+    a = bsrmm.BsrMatrix.from_torch(torch.from_numpy(dense).to(torch_dtype).to_sparse_bsr(BLOCK))
+    b = torch.from_numpy(rng.standard_normal((K, N))).to(torch_dtype)
+    out = torch.full((M, N), float("nan"), dtype=torch_dtype)
+    _matmul._register_torch_types(torch)
+    assert direct(a, b, out, bsrmm.Context("cpu"))
+    a64 = torch.from_numpy(dense).to(torch_dtype).double().numpy()
+    assert_matches(out.double().numpy(), *reference(a64, b.double().numpy()), dtype, K)
+
+
+def test_torch_views_and_mixes(problem, torch):
+    a, dense, rng = problem
+    _matmul._register_torch_types(torch)
+    b = torch.from_numpy(rng.standard_normal((N, K)).astype(np.float32)).t()  # column-major view
+    out = torch.full((M, N), float("nan"))
+    assert direct(a, b, out, bsrmm.Context("cpu"))
+    assert_matches(out.numpy(), *reference(dense, b.numpy()), "float32", K)
+    # numpy B with a torch out, a sparse tensor, a meta tensor: the general path's to judge.
+    for b_other, out_other in [
+        (b.numpy(), torch.full((M, N), float("nan"))),
+        (b.contiguous().to_sparse(), torch.full((M, N), float("nan"))),
+        (torch.empty((K, N), device="meta"), torch.full((M, N), float("nan"))),
+    ]:
+        assert not direct(a, b_other, out_other, bsrmm.Context("cpu"))
+        assert torch.isnan(out_other).all()
