@@ -43,14 +43,17 @@ struct RowTileConfig {
   static constexpr int kStageK = 64;
   static constexpr bool kSplitN = Block == 64;
   static constexpr int kConsumerN = kSplitN ? TileN / 2 : TileN;
-  static_assert(kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
+  static_assert(kConsumerN == 64 || kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
   static constexpr int kABytes = Block * kStageK * 2;
   static constexpr int kBChunkBytes = kStageK * 64 * 2;  // 64 K rows x 64 columns
   static constexpr int kBBytes = (TileN / 64) * kBChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
-  // Epilogue staging per consumer: two 64 x 64 chunks (one 128B-swizzled TMA store box each);
-  // a consumer's 64 x kConsumerN tile leaves in kConsumerN / 128 passes through it.
-  static constexpr int kStagingBytes = 2 * 64 * 128;
+  // Epilogue staging per consumer: kStagingChunks 64 x 64 chunks (one 128B-swizzled TMA store
+  // box each); a consumer's 64 x kConsumerN tile leaves in kConsumerN / kPassColumns passes
+  // through it (one chunk when the consumer is only 64 wide).
+  static constexpr int kStagingChunks = kConsumerN == 64 ? 1 : 2;
+  static constexpr int kPassColumns = 64 * kStagingChunks;
+  static constexpr int kStagingBytes = kStagingChunks * 64 * 128;
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kBarrierBytes = 256;
   static constexpr int kStages =
@@ -194,15 +197,16 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
         const float bias_value[2] = {bias ? Element<T>::to_acc(bias[r0]) : 0.0f,
                                      bias ? Element<T>::to_acc(bias[r0 + 8]) : 0.0f};
 #pragma unroll
-        for (int pass = 0; pass < kN / 128; ++pass) {
+        for (int pass = 0; pass < kN / Config::kPassColumns; ++pass) {
           if (thread == 0) bulk_wait_read<0>();
           named_barrier_sync(1 + consumer, 128);  // staging is free again
+          constexpr int kGroups = Config::kPassColumns / 8;  // 8-column groups per pass
 #pragma unroll
-          for (int jp = 0; jp < 16; jp += 2) {
+          for (int jp = 0; jp < kGroups; jp += 2) {
             uint32_t fragments[4];
 #pragma unroll
             for (int t = 0; t < 4; ++t) {  // tile t: rows +8 * (t % 2), column group j + t / 2
-              const int j = pass * 16 + jp + t / 2, mb = t % 2;
+              const int j = pass * kGroups + jp + t / 2, mb = t % 2;
               const int col = col_base + 8 * j + 2 * (lane % 4);
               float old0 = 0.0f, old1 = 0.0f;
               if constexpr (decltype(accumulate)::value) {
@@ -218,7 +222,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
             }
             const int t = lane / 8;
             const int staging_row = warp * 16 + 8 * (t % 2) + lane % 8;
-            const int group = jp + t / 2;  // 8-column group within this pass, 0..15
+            const int group = jp + t / 2;  // 8-column group within this pass
             stmatrix_x4(my_staging + (group / 8) * 8192 + staging_row * 128 +
                             (((group % 8) ^ (staging_row & 7)) * 16),
                         fragments[0], fragments[1], fragments[2], fragments[3]);
@@ -226,8 +230,10 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
           fence_proxy_async_shared();
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0) {
-            tma_store_2d(&p.c_map, my_staging, col_base + pass * 128, row_base);
-            tma_store_2d(&p.c_map, my_staging + 8192, col_base + pass * 128 + 64, row_base);
+#pragma unroll
+            for (int chunk = 0; chunk < Config::kStagingChunks; ++chunk)
+              tma_store_2d(&p.c_map, my_staging + chunk * 8192,
+                           col_base + pass * Config::kPassColumns + 64 * chunk, row_base);
             bulk_commit();
           }
         }

@@ -230,7 +230,9 @@ struct RowTileVariant {
   // blocks per row (d = 0.05 at block 128: 351 vs 363 TFLOPS), where the pair's lock step costs
   // more than the traffic it saves.
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
-    if (args.b.cols < TileN * Cluster) return 90 - Cluster;
+    // N narrower than the tile: the narrowest tile that still covers it wastes least (half
+    // the stage bytes at 128 wide, so twice the stages in flight for the same smem).
+    if (args.b.cols < TileN * Cluster) return 90 - Cluster - TileN / 64;
     const bool pair_pays = args.a.nnzb >= 8 * args.a.block_row_count;
     return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0);
   }
@@ -285,6 +287,10 @@ void append_variants(std::vector<Variant>& list) {
   // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
   list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
+  // 128 wide for N <= 128 (decoding, attention heads): no wgmma work on columns past N, and
+  // twice the ring stages (docs/perf-log.md entry 23).
+  list.push_back(make_variant<RowTileVariant<T, 128, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128>>());
   // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
   // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
   list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
