@@ -1,8 +1,9 @@
 // The Hopper kernels on the plan's balanced work lists: skewed (power-law) rows with empty ones,
 // more tiles than CTAs so each CTA runs several, every sm90 variant forced by name through the
 // C ABI, C poisoned with NaN, every element checked against float64. Also A^T (its own plan and
-// lists) and a second multiply on another stream (the cached list). Skips unless the device is
-// compute capability 9.0 (the sm_90a kernels).
+// lists), a second multiply on another stream (the cached list) and a third with beta = -1 over
+// the result (the epilogue reading C); "_ccol" variants write a column-major C with padding
+// between its columns. Skips unless the device is compute capability 9.0 (the sm_90a kernels).
 #include "../../src/common/half.hpp"
 #include "../support/random.hpp"
 #include "gpu_test_support.hpp"
@@ -129,35 +130,62 @@ std::vector<double> reference(const HostProblem& p, bool transpose) {
   return c;
 }
 
-// Runs the forced variant on `stream` into NaN-poisoned C and checks every element.
+// Runs the forced variant on `stream` into NaN-poisoned C and checks every element; then once
+// more with beta = -1 over that result, which must leave only rounding (the epilogue read C back
+// where it wrote it). "_ccol" variants get a column-major C with a padded leading dimension.
 void run_and_compare(bsrmm_context_t ctx, bsrmm_matrix_t a, const HostProblem& p, bool transpose,
                      const std::vector<double>& ref, void* b_dev, void* c_dev, cudaStream_t stream,
                      const std::string& variant) {
   const int64_t rows = transpose ? p.k() : p.m();
+  const bool col_major = variant.find("_ccol") != std::string::npos;
+  const int64_t ldc = col_major ? rows + 8 : p.n;
+  const size_t c_elements = size_t(col_major ? ldc * p.n : rows * p.n);
   const bsrmm_dtype dtype = p.bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
   bsrmm_dense b{b_dev, transpose ? p.m() : p.k(), p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
-  bsrmm_dense c{c_dev, rows, p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
-  ASSERT_CUDA(cudaMemsetAsync(c_dev, 0xff, size_t(rows * p.n) * 2, stream));
+  bsrmm_dense c{c_dev, rows, p.n, ldc, col_major ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR,
+                dtype, gpu};
+  ASSERT_CUDA(cudaMemsetAsync(c_dev, 0xff, c_elements * 2, stream));
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_stream(ctx, stream));
   bsrmm_matmul_options options = bsrmm_matmul_options_default();
   options.op_a = transpose ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matmul(ctx, a, &b, &c, &options));
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx));
   EXPECT_EQ(std::string(bsrmm_context_last_variant(ctx)), variant);
-  std::vector<uint16_t> out(size_t(rows * p.n));
+  std::vector<uint16_t> out(c_elements);
   ASSERT_CUDA(cudaMemcpy(out.data(), c_dev, out.size() * 2, cudaMemcpyDeviceToHost));
+  auto at = [&](int64_t r, int64_t j) { return out[size_t(col_major ? j * ldc + r : r * p.n + j)]; };
   double diff = 0, norm = 0;
   int64_t bad = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double got = from_bits(out[i], p.bf16);
-    if (!std::isfinite(got) && bad++ < 5)
-      ADD_FAILURE() << "C[" << i / size_t(p.n) << "][" << i % size_t(p.n) << "] = " << got << " (left unwritten?)";
-    diff += std::isfinite(got) ? (got - ref[i]) * (got - ref[i]) : 0.0;
-    norm += ref[i] * ref[i];
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const double got = from_bits(at(r, j), p.bf16), want = ref[size_t(r * p.n + j)];
+      if (!std::isfinite(got) && bad++ < 5)
+        ADD_FAILURE() << "C[" << r << "][" << j << "] = " << got << " (left unwritten?)";
+      diff += std::isfinite(got) ? (got - want) * (got - want) : 0.0;
+      norm += want * want;
+    }
   EXPECT_EQ(bad, 0);
   EXPECT_LT(std::sqrt(diff / norm), p.bf16 ? 1e-2 : 1e-3);
+  if (col_major)  // the padding between columns stays poisoned
+    for (int64_t j = 0; j < p.n; ++j)
+      for (int64_t r = rows; r < ldc; ++r)
+        if (out[size_t(j * ldc + r)] != 0xffff) {
+          ADD_FAILURE() << "padding C[" << r << "][" << j << "] was written";
+          return;
+        }
+
+  options.beta = -1.0;
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matmul(ctx, a, &b, &c, &options));
+  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx));
+  ASSERT_CUDA(cudaMemcpy(out.data(), c_dev, out.size() * 2, cudaMemcpyDeviceToHost));
+  double residual = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const double got = from_bits(at(r, j), p.bf16);
+      residual += std::isfinite(got) ? got * got : 1e300;
+    }
+  EXPECT_LT(std::sqrt(residual / norm), p.bf16 ? 1e-2 : 2e-3) << "A B - C with C = A B (beta = -1)";
 }
 
 TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
@@ -192,7 +220,7 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
     ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_variant(ctx, variant.c_str()));
     void *b_dev = nullptr, *c_dev = nullptr;
     ASSERT_CUDA(cudaMalloc(&b_dev, p.b.size() * 2));
-    ASSERT_CUDA(cudaMalloc(&c_dev, size_t(std::max(p.m(), p.k()) * p.n) * 2));
+    ASSERT_CUDA(cudaMalloc(&c_dev, size_t((std::max(p.m(), p.k()) + 8) * p.n) * 2));
     ASSERT_CUDA(cudaMemcpy(b_dev, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice));
     const std::vector<double> ref = reference(p, false);
     // The first multiply builds the list; the second, on another stream, reuses it.

@@ -64,7 +64,9 @@ struct RowTileConfig {
   static constexpr int kConsumerRegisters = 232;
 };
 
-template <typename T, int Block, int TileN, int Cluster>
+// ColMajorC: C is column-major. The epilogue then stores each staged chunk transposed
+// (stmatrix .trans: 64 columns of C as rows of 64 C elements), through a tensor map over C^T.
+template <typename T, int Block, int TileN, int Cluster, bool ColMajorC = false>
 __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cluster == 1 || Cluster == 2);
@@ -211,9 +213,10 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
               float old0 = 0.0f, old1 = 0.0f;
               if constexpr (decltype(accumulate)::value) {
                 if (col < p.n) {
-                  const T* c_at = c + (r0 + 8 * mb) * p.ldc + col;
+                  const int64_t row = r0 + 8 * mb;
+                  const T* c_at = ColMajorC ? c + col * p.ldc + row : c + row * p.ldc + col;
                   old0 = Element<T>::to_acc(c_at[0]);
-                  old1 = Element<T>::to_acc(c_at[1]);
+                  old1 = Element<T>::to_acc(ColMajorC ? c_at[p.ldc] : c_at[1]);
                 }
               }
               fragments[t] = pack_pair<T>(
@@ -221,19 +224,31 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
                   epilogue::finish(acc[4 * j + 2 * mb + 1], p.alpha, beta, old1, bias_value[mb], activation.value));
             }
             const int t = lane / 8;
-            const int staging_row = warp * 16 + 8 * (t % 2) + lane % 8;
             const int group = jp + t / 2;  // 8-column group within this pass
-            stmatrix_x4(my_staging + (group / 8) * 8192 + staging_row * 128 +
-                            (((group % 8) ^ (staging_row & 7)) * 16),
-                        fragments[0], fragments[1], fragments[2], fragments[3]);
+            if constexpr (ColMajorC) {
+              // Lane l addresses row l % 8 of matrix t transposed: C column 8 * group + l % 8,
+              // whose 8 elements (rows warp * 16 + 8 * (t % 2) ..) are 16-byte unit 2 warp + t % 2.
+              const int staging_row = 8 * (group % 8) + lane % 8;
+              const int unit = warp * 2 + t % 2;
+              stmatrix_x4_trans(my_staging + (group / 8) * 8192 + staging_row * 128 +
+                                    ((unit ^ (staging_row & 7)) * 16),
+                                fragments[0], fragments[1], fragments[2], fragments[3]);
+            } else {
+              const int staging_row = warp * 16 + 8 * (t % 2) + lane % 8;
+              stmatrix_x4(my_staging + (group / 8) * 8192 + staging_row * 128 +
+                              (((group % 8) ^ (staging_row & 7)) * 16),
+                          fragments[0], fragments[1], fragments[2], fragments[3]);
+            }
           }
           fence_proxy_async_shared();
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0) {
 #pragma unroll
-            for (int chunk = 0; chunk < Config::kStagingChunks; ++chunk)
-              tma_store_2d(&p.c_map, my_staging + chunk * 8192,
-                           col_base + pass * Config::kPassColumns + 64 * chunk, row_base);
+            for (int chunk = 0; chunk < Config::kStagingChunks; ++chunk) {
+              const int col = col_base + pass * Config::kPassColumns + 64 * chunk;
+              if constexpr (ColMajorC) tma_store_2d(&p.c_map, my_staging + chunk * 8192, row_base, col);
+              else tma_store_2d(&p.c_map, my_staging + chunk * 8192, col, row_base);
+            }
             bulk_commit();
           }
         }

@@ -49,15 +49,17 @@ bool runs_sm90a_code(const void* kernel) {
 }
 
 // What every sm90 kernel needs of the arguments, whatever its block size.
+// C is row-major unless the variant stores column-major tiles (c_layout).
 template <typename T, int Block>
-bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes) {
+bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
+                     bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR) {
   const BsrView& a = args.a;
   const int64_t n = args.b.cols;
   return device.cc_major == 9 && device.cc_minor == 0 &&
          device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
          args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == Block &&
          a.block_width == Block && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
-         args.c.layout == BSRMM_LAYOUT_ROW_MAJOR &&
+         args.c.layout == c_layout &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
          a.nnzb >= 1 && (a.nnzb + 1) * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
          a.block_row_count >= 1 && a.block_row_count * Block <= INT_MAX && n >= 1 && n % 8 == 0 &&
@@ -172,8 +174,11 @@ Tensor2d b_tensor(const MatmulArgs& args) {
   return {args.b.data, uint64_t(args.b.cols), uint64_t(args.b.rows), uint64_t(args.b.ld) * 2, 2};
 }
 
+// C, or C^T (its rows innermost) when C is column-major.
 Tensor2d c_tensor(const MatmulArgs& args) {
-  return {args.c.data, uint64_t(args.c.cols), uint64_t(args.c.rows), uint64_t(args.c.ld) * 2, 2};
+  const bool rows_inner = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
+  return {args.c.data, uint64_t(rows_inner ? args.c.rows : args.c.cols),
+          uint64_t(rows_inner ? args.c.cols : args.c.rows), uint64_t(args.c.ld) * 2, 2};
 }
 
 Tensor2d values_tensor(const BsrView& a) {
@@ -188,19 +193,22 @@ bool tile_count_fits(const MatmulArgs& args, int64_t slots, int tile_n) {
 // ---- row tiles: blocks 64 and 128 ----
 
 // Cluster = 2: CTA pairs share A through TMA multicast (row_tile_kernel.cuh); a work item is a
-// pair of N tiles, so the list and the grid count clusters.
-template <typename T, int Block, int TileN, int Cluster = 1>
+// pair of N tiles, so the list and the grid count clusters. ColMajorC: for column-major C
+// ("_ccol"), whose tiles the epilogue stores transposed.
+template <typename T, int Block, int TileN, int Cluster = 1, bool ColMajorC = false>
 struct RowTileVariant {
   using Config = RowTileConfig<Block, TileN>;
-  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster>;
+  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster, ColMajorC>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "");
+           "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
+           (ColMajorC ? "_ccol" : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    if (!supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    const bsrmm_layout c_layout = ColMajorC ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+    if (!supports_common<T, Block>(args, device, Config::kSmemBytes, c_layout)) return false;
     if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;
@@ -291,6 +299,10 @@ void append_variants(std::vector<Variant>& list) {
   // twice the ring stages (docs/perf-log.md entry 23).
   list.push_back(make_variant<RowTileVariant<T, 128, 128>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 128>>());
+  // Column-major C (Fortran-order outputs, transposed views): the sm80 kernels ran it at
+  // 0.66-0.86x the best peer (docs/perf-log.md entry 25).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true>>());
   // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
   // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
   list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
