@@ -2,8 +2,8 @@
 // more tiles than CTAs so each CTA runs several, every sm90 variant forced by name through the
 // C ABI, C poisoned with NaN, every element checked against float64. Also A^T (its own plan and
 // lists), a second multiply on another stream (the cached list) and a third with beta = -1 over
-// the result (the epilogue reading C); "_ccol" variants write a column-major C with padding
-// between its columns. Skips unless the device is compute capability 9.0 (the sm_90a kernels).
+// the result (the epilogue reading C); "_ccol" variants write a column-major C and "_bcol" ones
+// read a column-major B, each with padding between its columns. Skips unless the device is compute capability 9.0 (the sm_90a kernels).
 #include "../../src/common/half.hpp"
 #include "../support/random.hpp"
 #include "gpu_test_support.hpp"
@@ -130,9 +130,16 @@ std::vector<double> reference(const HostProblem& p, bool transpose) {
   return c;
 }
 
+// Device memory freed on scope exit (an ASSERT may return early).
+struct DeviceCopy {
+  void* data = nullptr;
+  ~DeviceCopy() { cudaFree(data); }
+};
+
 // Runs the forced variant on `stream` into NaN-poisoned C and checks every element; then once
 // more with beta = -1 over that result, which must leave only rounding (the epilogue read C back
-// where it wrote it). "_ccol" variants get a column-major C with a padded leading dimension.
+// where it wrote it). "_ccol" / "_bcol" variants get a column-major C / B with a padded leading
+// dimension.
 void run_and_compare(bsrmm_context_t ctx, bsrmm_matrix_t a, const HostProblem& p, bool transpose,
                      const std::vector<double>& ref, void* b_dev, void* c_dev, cudaStream_t stream,
                      const std::string& variant) {
@@ -142,7 +149,19 @@ void run_and_compare(bsrmm_context_t ctx, bsrmm_matrix_t a, const HostProblem& p
   const size_t c_elements = size_t(col_major ? ldc * p.n : rows * p.n);
   const bsrmm_dtype dtype = p.bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
-  bsrmm_dense b{b_dev, transpose ? p.m() : p.k(), p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
+  const int64_t b_rows = transpose ? p.m() : p.k();
+  bsrmm_dense b{b_dev, b_rows, p.n, p.n, BSRMM_LAYOUT_ROW_MAJOR, dtype, gpu};
+  DeviceCopy b_col;  // "_bcol": the same B column-major, with padding between its columns
+  if (variant.find("_bcol") != std::string::npos) {
+    const int64_t ldb = b_rows + 8;
+    std::vector<uint16_t> host(size_t(ldb * p.n), 0xffff), row_major(size_t(b_rows * p.n));
+    ASSERT_CUDA(cudaMemcpy(row_major.data(), b_dev, row_major.size() * 2, cudaMemcpyDeviceToHost));
+    for (int64_t r = 0; r < b_rows; ++r)
+      for (int64_t j = 0; j < p.n; ++j) host[size_t(j * ldb + r)] = row_major[size_t(r * p.n + j)];
+    ASSERT_CUDA(cudaMalloc(&b_col.data, host.size() * 2));
+    ASSERT_CUDA(cudaMemcpy(b_col.data, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+    b = bsrmm_dense{b_col.data, b_rows, p.n, ldb, BSRMM_LAYOUT_COL_MAJOR, dtype, gpu};
+  }
   bsrmm_dense c{c_dev, rows, p.n, ldc, col_major ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR,
                 dtype, gpu};
   ASSERT_CUDA(cudaMemsetAsync(c_dev, 0xff, c_elements * 2, stream));

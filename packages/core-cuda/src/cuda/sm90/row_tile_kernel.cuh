@@ -66,7 +66,9 @@ struct RowTileConfig {
 
 // ColMajorC: C is column-major. The epilogue then stores each staged chunk transposed
 // (stmatrix .trans: 64 columns of C as rows of 64 C elements), through a tensor map over C^T.
-template <typename T, int Block, int TileN, int Cluster, bool ColMajorC = false>
+// ColMajorB: B is column-major. Its chunks arrive through a map over B^T as 64 columns of 64 K
+// each (K contiguous, like A's slices), so wgmma reads B K-major.
+template <typename T, int Block, int TileN, int Cluster, bool ColMajorC = false, bool ColMajorB = false>
 __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cluster == 1 || Cluster == 2);
@@ -127,9 +129,13 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
             tma_load_2d(a_slice, &p.a_map, s * Config::kStageK, q * Block, &full[ring.stage]);
           }
 #pragma unroll
-          for (int j = 0; j < TileN / 64; ++j)
-            tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, n0 + 64 * j,
-                        k0 + s * Config::kStageK, &full[ring.stage]);
+          for (int j = 0; j < TileN / 64; ++j) {
+            const int k = k0 + s * Config::kStageK, n = n0 + 64 * j;
+            if constexpr (ColMajorB)
+              tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, k, n, &full[ring.stage]);
+            else
+              tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, n, k, &full[ring.stage]);
+          }
           ring.advance();
         }
       }
@@ -169,9 +175,11 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
 #pragma unroll
         for (int k = 0; k < Config::kStageK / 16; ++k) {
           const uint64_t a = wgmma_descriptor(a_start + k * 32, 16, 1024, Swizzle::b128);
-          const uint64_t b = wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024,
-                                              Swizzle::b128);
-          wgmma_m64k16<T, kN, 0, 1>(acc, a, b);
+          const uint64_t b =
+              ColMajorB ? wgmma_descriptor(b_start + k * 32, 16, 1024, Swizzle::b128)
+                        : wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024,
+                                           Swizzle::b128);
+          wgmma_m64k16<T, kN, 0, ColMajorB ? 0 : 1>(acc, a, b);
         }
         wgmma_commit();
         wgmma_wait<1>();

@@ -49,16 +49,17 @@ bool runs_sm90a_code(const void* kernel) {
 }
 
 // What every sm90 kernel needs of the arguments, whatever its block size.
-// C is row-major unless the variant stores column-major tiles (c_layout).
+// B and C are row-major unless the variant reads or stores column-major tiles.
 template <typename T, int Block>
 bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
-                     bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR) {
+                     bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR,
+                     bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR) {
   const BsrView& a = args.a;
   const int64_t n = args.b.cols;
   return device.cc_major == 9 && device.cc_minor == 0 &&
          device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
          args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == Block &&
-         a.block_width == Block && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
+         a.block_width == Block && args.b.layout == b_layout &&
          args.c.layout == c_layout &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
          a.nnzb >= 1 && (a.nnzb + 1) * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
@@ -170,8 +171,11 @@ KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile_n) {
   return params;
 }
 
+// B, or B^T (its rows innermost) when B is column-major.
 Tensor2d b_tensor(const MatmulArgs& args) {
-  return {args.b.data, uint64_t(args.b.cols), uint64_t(args.b.rows), uint64_t(args.b.ld) * 2, 2};
+  const bool rows_inner = args.b.layout == BSRMM_LAYOUT_COL_MAJOR;
+  return {args.b.data, uint64_t(rows_inner ? args.b.rows : args.b.cols),
+          uint64_t(rows_inner ? args.b.cols : args.b.rows), uint64_t(args.b.ld) * 2, 2};
 }
 
 // C, or C^T (its rows innermost) when C is column-major.
@@ -193,22 +197,24 @@ bool tile_count_fits(const MatmulArgs& args, int64_t slots, int tile_n) {
 // ---- row tiles: blocks 64 and 128 ----
 
 // Cluster = 2: CTA pairs share A through TMA multicast (row_tile_kernel.cuh); a work item is a
-// pair of N tiles, so the list and the grid count clusters. ColMajorC: for column-major C
-// ("_ccol"), whose tiles the epilogue stores transposed.
-template <typename T, int Block, int TileN, int Cluster = 1, bool ColMajorC = false>
+// pair of N tiles, so the list and the grid count clusters. ColMajorC / ColMajorB: for a
+// column-major C ("_ccol", tiles stored transposed) or B ("_bcol", read K-major).
+template <typename T, int Block, int TileN, int Cluster = 1, bool ColMajorC = false,
+          bool ColMajorB = false>
 struct RowTileVariant {
   using Config = RowTileConfig<Block, TileN>;
-  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster, ColMajorC>;
+  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster, ColMajorC, ColMajorB>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
            "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
-           (ColMajorC ? "_ccol" : "");
+           (ColMajorB ? "_bcol" : "") + (ColMajorC ? "_ccol" : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    const bsrmm_layout c_layout = ColMajorC ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-    if (!supports_common<T, Block>(args, device, Config::kSmemBytes, c_layout)) return false;
+    const auto layout = [](bool col) { return col ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR; };
+    if (!supports_common<T, Block>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
+      return false;
     if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;
@@ -303,6 +309,11 @@ void append_variants(std::vector<Variant>& list) {
   // 0.66-0.86x the best peer (docs/perf-log.md entry 25).
   list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true>>());
+  // Column-major B, with either C (entry 26).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true, true>>());
   // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
   // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
   list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
