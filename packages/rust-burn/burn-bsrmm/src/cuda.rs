@@ -129,7 +129,7 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
     let ctx = template_context(ordinal);
     let shape = CallShape { k, n, m, ldc, layout, ordinal, transpose };
     // The template is made here, on the caller's thread (its upload goes through CubeCL's
-    // runner), so the runner tasks below never wait for a lock a caller holds.
+    // runner), so the runner task below never waits for a lock a caller holds.
     let launch = match dtype {
         DType::F32 => launcher::<f32>(&ctx, &values, pattern, shape),
         DType::F16 => launcher::<f16>(&ctx, &values, pattern, shape),

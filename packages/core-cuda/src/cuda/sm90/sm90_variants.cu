@@ -171,18 +171,12 @@ KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile_n) {
   return params;
 }
 
-// B, or B^T (its rows innermost) when B is column-major.
-Tensor2d b_tensor(const MatmulArgs& args) {
-  const bool rows_inner = args.b.layout == BSRMM_LAYOUT_COL_MAJOR;
-  return {args.b.data, uint64_t(rows_inner ? args.b.rows : args.b.cols),
-          uint64_t(rows_inner ? args.b.cols : args.b.rows), uint64_t(args.b.ld) * 2, 2};
-}
-
-// C, or C^T (its rows innermost) when C is column-major.
-Tensor2d c_tensor(const MatmulArgs& args) {
-  const bool rows_inner = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
-  return {args.c.data, uint64_t(rows_inner ? args.c.rows : args.c.cols),
-          uint64_t(rows_inner ? args.c.cols : args.c.rows), uint64_t(args.c.ld) * 2, 2};
+// A dense operand as stored: its contiguous dimension innermost (so a column-major B or C is
+// the tensor of its transpose).
+Tensor2d dense_tensor(const DenseView& d) {
+  const bool rows_inner = d.layout == BSRMM_LAYOUT_COL_MAJOR;
+  return {d.data, uint64_t(rows_inner ? d.rows : d.cols), uint64_t(rows_inner ? d.cols : d.rows),
+          uint64_t(d.ld) * 2, 2};
 }
 
 Tensor2d values_tensor(const BsrView& a) {
@@ -223,8 +217,8 @@ struct RowTileVariant {
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
     KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN * Cluster);
     params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block / Cluster, TmaSwizzle::b128);
-    params.b_map = make_tensor_map_2d(b_tensor(args), 64, 64, TmaSwizzle::b128);
-    params.c_map = make_tensor_map_2d(c_tensor(args), 64, 64, TmaSwizzle::b128);
+    params.b_map = make_tensor_map_2d(dense_tensor(args.b), 64, 64, TmaSwizzle::b128);
+    params.c_map = make_tensor_map_2d(dense_tensor(args.c), 64, 64, TmaSwizzle::b128);
     if constexpr (Cluster == 1) {
       // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
       // its epilogue (which an empty row pays too).
@@ -281,7 +275,7 @@ struct TransposedVariant {
     const TmaSwizzle a_swizzle =
         Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
     params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
-    params.b_map = make_tensor_map_2d(b_tensor(args), 64, Block, TmaSwizzle::b128);
+    params.b_map = make_tensor_map_2d(dense_tensor(args.b), 64, Block, TmaSwizzle::b128);
     // A tile costs a stage per distinct column of its rows, and about two more for the
     // epilogue's transpose through shared memory.
     use_work_list(params, args, device, Config::kGroup, 1, 2);
@@ -301,8 +295,8 @@ void append_variants(std::vector<Variant>& list) {
   // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
   list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
-  // 128 wide for N <= 128 (decoding, attention heads): no wgmma work on columns past N, and
-  // twice the ring stages (docs/perf-log.md entry 23).
+  // 128 wide, preferred for N < 256 (decoding, attention heads): no wgmma work on columns past
+  // N, and twice the ring stages (docs/perf-log.md entry 23).
   list.push_back(make_variant<RowTileVariant<T, 128, 128>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 128>>());
   // Column-major C (Fortran-order outputs, transposed views): the sm80 kernels ran it at
