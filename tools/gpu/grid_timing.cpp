@@ -1,6 +1,6 @@
 // Times the CUDA kernels on PERF.md's grid problem (M = K = 8192, N = 4096, fp16, uniformly
 // random block pattern with the same number of blocks in every block row) for blocks
-// 16/32/64/128 x densities 0.05/0.125/0.25/0.5: the heuristic's pick, every sm90 row-tile variant and every sm80 f16
+// 16/32/64/128 x densities 0.05/0.125/0.25/0.5: the heuristic's pick, every sm90 variant (row-major B and C) and every sm80 f16
 // row-major-B variant that takes the block size. Then, per block at density 0.125, the
 // heuristic's pick on a skewed pattern (power law, about the same block count: label "skew")
 // and on N = 256, 64, 16 (labels "n256" ...), the small-N cases with no wave cliff to show.
@@ -145,8 +145,9 @@ int main(int argc, char** argv) {
         if (std::sscanf(name.c_str(), "sm80_f16_m%dn%dk%d", &bm, &bn, &kc) == 3 &&
             name.find("_brow_") != std::string::npos && block % bm == 0 && block % kc == 0 && bn >= 128)
           candidates.push_back(name);
-        // Every sm90 row-tile variant of this block (with and without clusters) side by side.
-        if (name.rfind("sm90_tma_wgmma_f16_b" + std::to_string(block) + "_rowtile", 0) == 0)
+        // Every sm90 f16 variant of this block for row-major B and C side by side.
+        const std::string sm90 = "sm90_tma_wgmma_f16_b" + std::to_string(block) + "_";
+        if (name.rfind(sm90, 0) == 0 && name.find("col") == std::string::npos)
           candidates.push_back(name);
       }
       // Sampled rows of the reference, in float64.

@@ -224,8 +224,8 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
     SCOPED_TRACE(variant);
     const int block = block_of(variant);
     const bool bf16 = variant.find("_bf16_") != std::string::npos;
-    // M = 4096, N = 1536: 6 N tiles of 256 x 32..64 block rows (row tiles) or 12 of 128 x 16
-    // row groups (transposed): more tiles than the 132 CTAs.
+    // M = 4096, N = 1536: 6 N tiles of 256 x 32..64 block rows (row tiles) or 1536 / TileN x
+    // 4096 / Rows row groups (transposed: 12 x 16 to 3 x 64): more tiles than the 132 CTAs.
     // Cluster variants take N tiles in pairs: N = 1088 leaves 5 tiles, the last partial, so the
     // third pair's second CTA has no columns at all (its loads read zeros, its stores are dropped).
     const bool clustered = variant.find("_c2") != std::string::npos;
@@ -245,6 +245,16 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
     // The first multiply builds the list; the second, on another stream, reuses it.
     run_and_compare(ctx, a, p, false, ref, b_dev, c_dev, streams[0], variant);
     run_and_compare(ctx, a, p, false, ref, b_dev, c_dev, streams[1], variant);
+    if (variant.find("_transposed") != std::string::npos) {
+      // N = 1000: not whole 64-column chunks (B's slices then come a box per chunk, not one
+      // box of chunks) and a partial last N tile for every tile width.
+      HostProblem narrow = p;
+      narrow.n = 1000;
+      narrow.b.resize(size_t(p.k() * narrow.n));
+      for (uint16_t& v : narrow.b) v = to_bits(random.uniform(-1, 1), bf16);
+      ASSERT_CUDA(cudaMemcpy(b_dev, narrow.b.data(), narrow.b.size() * 2, cudaMemcpyHostToDevice));
+      run_and_compare(ctx, a, narrow, false, reference(narrow, false), b_dev, c_dev, streams[0], variant);
+    }
     if (variant.find("_f16_b64_transposed") != std::string::npos ||
         variant.find("_f16_b128_") != std::string::npos) {
       // A^T: K x M with the skew now in the columns; its B has M rows (the first p.k() * n

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <string>
 
 namespace bsrmm::cuda::sm90 {
 namespace {
@@ -36,28 +37,53 @@ EncodeTiled encode_tiled() {
 
 }  // namespace
 
-CUtensorMap make_tensor_map_2d(const Tensor2d& tensor, uint32_t box_cols, uint32_t box_rows,
-                               TmaSwizzle swizzle) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {tensor.cols, tensor.rows};
-  const cuuint64_t strides[1] = {tensor.row_bytes};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapSwizzle mode = swizzle == TmaSwizzle::b128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                                  : swizzle == TmaSwizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                               : CU_TENSOR_MAP_SWIZZLE_32B;
+namespace {
+
+CUtensorMapSwizzle swizzle_mode(TmaSwizzle swizzle) {
+  return swizzle == TmaSwizzle::b128  ? CU_TENSOR_MAP_SWIZZLE_128B
+         : swizzle == TmaSwizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                      : CU_TENSOR_MAP_SWIZZLE_32B;
+}
+
+// dims / box innermost first; strides (bytes) of every dimension but the innermost.
+CUtensorMap encode(const Tensor2d& tensor, cuuint32_t rank, const cuuint64_t* dims,
+                   const cuuint64_t* strides, const cuuint32_t* box, TmaSwizzle swizzle) {
   if (tensor.element_bytes != 2)
-    detail::fail(BSRMM_STATUS_INTERNAL, "make_tensor_map_2d: element_bytes ", tensor.element_bytes,
+    detail::fail(BSRMM_STATUS_INTERNAL, "tensor map: element_bytes ", tensor.element_bytes,
                  " (only 2-byte elements are mapped)");
+  CUtensorMap map;
+  const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult result = encode_tiled()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(tensor.data), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, mode, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, rank, const_cast<void*>(tensor.data), dims, strides,
+      box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(swizzle),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS)
     detail::fail(BSRMM_STATUS_CUDA_ERROR, "cuTensorMapEncodeTiled failed (CUresult ", int(result),
                  ") for a ", tensor.rows, " x ", tensor.cols, " tensor, row stride ",
-                 tensor.row_bytes, " bytes, box ", box_rows, " x ", box_cols);
+                 tensor.row_bytes, " bytes, rank ", rank, ", box ", box[1], " x ", box[0],
+                 rank > 2 ? " x " + std::to_string(box[2]) : std::string());
   return map;
+}
+
+}  // namespace
+
+CUtensorMap make_tensor_map_2d(const Tensor2d& tensor, uint32_t box_cols, uint32_t box_rows,
+                               TmaSwizzle swizzle) {
+  const cuuint64_t dims[2] = {tensor.cols, tensor.rows};
+  const cuuint64_t strides[1] = {tensor.row_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  return encode(tensor, 2, dims, strides, box, swizzle);
+}
+
+CUtensorMap make_tensor_map_column_chunks(const Tensor2d& tensor, uint32_t box_rows,
+                                          uint32_t box_chunks) {
+  if (tensor.cols % 64 != 0)
+    detail::fail(BSRMM_STATUS_INTERNAL, "make_tensor_map_column_chunks: ", tensor.cols,
+                 " columns (a multiple of 64 is needed)");
+  const cuuint64_t dims[3] = {64, tensor.rows, tensor.cols / 64};
+  const cuuint64_t strides[2] = {tensor.row_bytes, 64 * tensor.element_bytes};
+  const cuuint32_t box[3] = {64, box_rows, box_chunks};
+  return encode(tensor, 3, dims, strides, box, TmaSwizzle::b128);
 }
 
 }  // namespace bsrmm::cuda::sm90

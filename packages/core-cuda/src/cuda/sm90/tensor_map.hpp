@@ -26,4 +26,11 @@ struct Tensor2d {
 CUtensorMap make_tensor_map_2d(const Tensor2d& tensor, uint32_t box_cols, uint32_t box_rows,
                                TmaSwizzle swizzle);
 
+// The same tensor seen as 64-column chunks, [cols / 64][rows][64] (cols % 64 == 0): one box of
+// box_rows x 64 x box_chunks lands as box_chunks consecutive box_rows x 64 tiles, each in the
+// 128-byte swizzle, as box_chunks loads through a 2D map with a 64-wide box would place them.
+// So one TMA request fetches what took box_chunks.
+CUtensorMap make_tensor_map_column_chunks(const Tensor2d& tensor, uint32_t box_rows,
+                                          uint32_t box_chunks);
+
 }  // namespace bsrmm::cuda::sm90

@@ -1,4 +1,4 @@
-// TMA (cp.async.bulk.tensor): one thread asks the copy engine for a 2D box of a global tensor;
+// TMA (cp.async.bulk.tensor): one thread asks the copy engine for a 2D (3D) box of a global tensor;
 // a load lands in shared memory in the tensor map's swizzle and completes on an mbarrier, a
 // store reads shared memory in that swizzle and completes in a bulk group.
 // The tensor maps live in the kernel's __grid_constant__ parameters (tensor_map.hpp builds them).
@@ -23,6 +23,16 @@ __device__ inline void tma_load_2d(void* destination, const CUtensorMap* map, in
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_address(destination)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(barrier))
+      : "memory");
+}
+
+// A 3D box at element coordinates (x = innermost, y, z) into `destination`.
+__device__ inline void tma_load_3d(void* destination, const CUtensorMap* map, int32_t x, int32_t y,
+                                   int32_t z, uint64_t* barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_address(destination)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_address(barrier))
       : "memory");
 }
 

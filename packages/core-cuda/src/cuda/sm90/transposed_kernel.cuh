@@ -1,22 +1,25 @@
 // Small blocks (16, 32; 64 also compiles): C^T = B^T A^T, so the dense side fills the wgmma M.
 //
 // A 16x16 block cannot fill wgmma's 64-row M, but 64 columns of N can: each consumer warpgroup
-// computes D = (64 columns of B)^T x (A blocks)^T. A tile is Group consecutive block rows (256
-// rows of C) x 128 columns (64 per consumer). B panels are the scarce resource (each B row slice
-// is used once per A block that touches it, and there is no other reuse), so the producer walks
-// the union of the group's column indices in order (merged once per matrix by the plan:
-// src/matrix/group_columns) and loads each B slice once for all rows of
-// the group that contain that column: a stage = one column c: the Block x 128 slice of B at rows
-// c * Block, plus the A blocks of the rows that have column c (slot g for block row g);
-// meta[stage] is the bit set of those rows, 0 meaning "tile done".
-// The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): one m64n64
-// wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
-// 64-row operand. Rows of an active unit without a block in this column must read as zero, so
-// the producer clears the slots that still hold an older column's block (dirty[stage]) with a
-// TMA box outside A. Up to 4 producer warps share the columns (the per-column barrier and TMA
-// work of one warp was the bottleneck). Performance notes: docs/perf-log.md.
-// Accumulators: 4 units x 32 floats per thread. The epilogue transposes through shared memory
-// (stmatrix.trans), half a tile at a time, so C rows are stored 16 bytes at a time.
+// computes D = (Chunks x 64 columns of B)^T x (A blocks)^T. A tile is Group consecutive block
+// rows (Rows rows of C) x 128 * Chunks columns (64 * Chunks per consumer). B panels are the
+// scarce resource (each B row slice is used once per A block that touches it, and there is no
+// other reuse), so the producer walks the union of the group's column indices in order (merged
+// once per matrix by the plan: src/matrix/group_columns) and loads each B slice once for all
+// rows of the group that contain that column: a stage = one column c: the Block x TileN slice
+// of B at rows c * Block, plus the A blocks of the rows that have column c (slot g for block row
+// g); meta[stage] is the bit set of those rows, 0 meaning "tile done".
+// The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): per 64-column
+// chunk, one m64n64 wgmma per k16 step for each unit with a block in this column, the unit's
+// slots read as one 64-row operand. Rows of an active unit without a block in this column must
+// read as zero, so the producer clears the slots that still hold an older column's block
+// (dirty[stage]) with a TMA box outside A. Up to 4 producer warps share the columns (the
+// per-column barrier and TMA work of one warp was the bottleneck).
+// Rows x Chunks is 256 (accumulators: units x chunks x 32 floats = 128 per thread). Fewer rows
+// and more chunks give each column (each barrier round trip, which is what bounds these kernels
+// at low density) more work, for fewer rows sharing each B slice. Performance notes:
+// docs/perf-log.md. The epilogue transposes through shared memory (stmatrix.trans), up to 128
+// rows x 64 columns at a time, so C rows are stored 16 bytes at a time.
 #pragma once
 
 #include "../common/element.cuh"
@@ -35,28 +38,36 @@
 
 namespace bsrmm::cuda::sm90 {
 
-template <int Block>
+template <int Block, int Rows = 256, int Chunks = 1>
 struct TransposedConfig {
   static_assert(Block == 16 || Block == 32 || Block == 64);
+  static_assert(Rows * Chunks == 256 && Rows >= 64 && Rows >= 2 * Block);
   static constexpr int kThreads = 384;
-  static constexpr int kRows = 256;              // C rows per tile
-  static constexpr int kGroup = kRows / Block;   // block rows per tile (<= 16: one producer lane each)
-  static constexpr int kTileN = 128;             // 64 columns per consumer warpgroup
+  static constexpr int kRows = Rows;             // C rows per tile
+  static constexpr int kGroup = kRows / Block;   // block rows per tile (one producer lane each)
+  static constexpr int kChunks = Chunks;         // 64-column chunks of B per consumer warpgroup
+  static constexpr int kTileN = 128 * Chunks;
   static constexpr int kBChunkBytes = Block * 128;  // Block K rows x 64 columns
-  static constexpr int kBBytes = 2 * kBChunkBytes;
+  static constexpr int kBBytes = 2 * Chunks * kBChunkBytes;
+  static constexpr int kBLoadLanes = 2 * Chunks;    // the producer lanes after the A lanes
+  static_assert(kGroup + kBLoadLanes <= 32);
   static constexpr int kABytes = Block * Block * 2;
   static constexpr int kStageBytes = kBBytes + kGroup * kABytes;
-  // The epilogue stages half a tile at a time (per consumer: 128 rows x 64 columns), which
-  // leaves room for more ring stages: the producer's lead over the consumers is what these
+  // The epilogue stages at most 128 rows x 64 columns per consumer at a time, which leaves
+  // room for more ring stages: the producer's lead over the consumers is what these
   // kernels are short of (at block 32, one stage less of it cost 10%).
-  static constexpr int kStagingRows = kRows / 2;
+  static constexpr int kStagingRows = kRows < 128 ? kRows : 128;
   static constexpr int kStagingBytes = 2 * kStagingRows * 128;
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kStagesFit = (kSmemLimit - 1024 - kStagingBytes - 512) / kStageBytes;
   // Producer warps fill the stages round robin, each stage always by the same warp (so the
-  // empty barrier's parity wait can never be two phases behind): stages % warps == 0.
-  static constexpr int kProducerWarps = kStagesFit >= 8 ? 4 : kStagesFit >= 4 ? 2 : 1;
+  // empty barrier's parity wait can never be two phases behind): stages % warps == 0. Four
+  // warps where 8 or more stages fit: at 32 KB of B per stage (block 16, 512 wide) 2 warps and
+  // 10 stages ran 1.2x slower than 4 and 8, 1 warp and 11 1.3x. With fewer, every stage counts
+  // more than the producer's issue rate: block 32, 512 wide, ran 3-7% faster with 1 warp and 5
+  // stages than with 2 and 4 (docs/perf-log.md entry 27).
   static constexpr int kStagesCapped = kStagesFit > 16 ? 16 : kStagesFit;
+  static constexpr int kProducerWarps = kStagesFit >= 8 ? 4 : kStagesFit % 2 == 0 ? 2 : 1;
   static constexpr int kStages = kStagesCapped - kStagesCapped % kProducerWarps;
   static_assert(kStages >= 2);
   static constexpr int kSmemBytes = 1024 + kStagingBytes + kStages * kStageBytes + kStages * 24;
@@ -97,10 +108,10 @@ __device__ __forceinline__ void issue_unit(float (&acc)[32], uint64_t b_chunk, u
     wgmma_m64k16<T, 64, 1, 0>(acc, b_chunk + uint64_t(k * (2048 >> 4)), a_unit + uint64_t(k * 2));
 }
 
-template <typename T, int Block>
+template <typename T, int Block, int Rows, int Chunks>
 __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Config = TransposedConfig<Block>;
+  using Config = TransposedConfig<Block, Rows, Chunks>;
   constexpr int kStages = Config::kStages;
   constexpr int kGroup = Config::kGroup;
   extern __shared__ uint8_t smem_raw[];
@@ -161,10 +172,15 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         tma_load_2d(slot, &p.a_map, 0, q * Block, &full[ring.stage]);
       else if (stale & (1u << lane))
         tma_load_2d(slot, &p.a_map, 0, p.a_zero_row, &full[ring.stage]);
-      if (rows && lane >= 30) {
-        const int half = lane - 30;
-        tma_load_2d(stage + half * Config::kBChunkBytes, &p.b_map,
-                    n_tile * Config::kTileN + 64 * half, column * Block, &full[ring.stage]);
+      // The B slice: one box of all its 64-column chunks when B is mapped as chunks (one
+      // request instead of 2 x Chunks: the requests of a warp's lanes issue one after another,
+      // and at 8 per column they held a lone producer warp back), else a box per chunk.
+      if (rows && p.b_column_chunks && lane == 31) {
+        tma_load_3d(stage, &p.b_map, 0, column * Block, n_tile * (Config::kTileN / 64), &full[ring.stage]);
+      } else if (rows && !p.b_column_chunks && lane >= 32 - Config::kBLoadLanes) {
+        const int chunk = lane - (32 - Config::kBLoadLanes);
+        tma_load_2d(stage + chunk * Config::kBChunkBytes, &p.b_map,
+                    n_tile * Config::kTileN + 64 * chunk, column * Block, &full[ring.stage]);
       }
     };
     for (TileWalk walk(p); walk.more(); walk.advance()) {
@@ -203,7 +219,8 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     const int thread = threadIdx.x % 128;
     const int warp = thread / 32;
     constexpr int kUnits = Config::kUnits;
-    float acc[kUnits][32];
+    constexpr int kChunks = Config::kChunks;
+    float acc[kUnits][kChunks][32];
     RingPosition<kStages> ring;     // next stage to consume
     RingPosition<kStages> release;  // oldest stage not yet handed back to the producer
     uint8_t* my_staging = staging + consumer * (Config::kStagingRows * 128);
@@ -218,7 +235,9 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
 #pragma unroll
       for (int u = 0; u < kUnits; ++u)
 #pragma unroll
-        for (int i = 0; i < 32; ++i) acc[u][i] = 0.0f;
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int i = 0; i < 32; ++i) acc[u][c][i] = 0.0f;
 
       int in_flight = 0;  // stages whose wgmma may still read them, oldest at `release`
       for (;;) {
@@ -237,16 +256,18 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
           break;
         }
         const uint32_t stage = smem_address(stages + ring.stage * Config::kStageBytes);
-        const uint64_t b_chunk = wgmma_descriptor(stage + consumer * Config::kBChunkBytes,
-                                                  Config::kBChunkBytes, 1024, Swizzle::b128);
+        const uint64_t b_chunks = wgmma_descriptor(stage + consumer * kChunks * Config::kBChunkBytes,
+                                                   Config::kBChunkBytes, 1024, Swizzle::b128);
         const uint64_t a_slots = wgmma_descriptor(stage + Config::kBBytes, 16,
                                                   Config::kAGroupBytes, Config::kASwizzle);
 #pragma unroll
         for (int u = 0; u < kUnits; ++u) {
           if ((rows >> (u * Config::kRowsPerUnit)) & Config::kUnitMask) {
             wgmma_fence();
-            issue_unit<T, Block>(acc[u], b_chunk,
-                                 a_slots + uint64_t(u * ((64 * Block * 2) >> 4)));
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+              issue_unit<T, Block>(acc[u][c], b_chunks + uint64_t(c * (Config::kBChunkBytes >> 4)),
+                                   a_slots + uint64_t(u * ((64 * Block * 2) >> 4)));
           }
         }
         wgmma_commit();
@@ -259,22 +280,26 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         }
       }
 #pragma unroll
-      for (int u = 0; u < kUnits; ++u) wgmma_fence_operands(acc[u]);
+      for (int u = 0; u < kUnits; ++u)
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) wgmma_fence_operands(acc[u][c]);
 
       // Epilogue. Thread holds D[m][n] for m = 16 warp + lane/4 (+8), n = 8j + 2(lane%4) (+1),
       // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a 128 x 64
       // staging tile (16-byte chunks XOR-swizzled by row so the 8 rows of one stmatrix land in
       // different banks), then store whole 128-byte row segments; two halves of two units each.
-      const int column_base = n_tile * Config::kTileN + consumer * 64;
-      constexpr int kUnitsPerHalf = Config::kStagingRows / 64;
+      constexpr int kUnitsPerPass = Config::kStagingRows / 64;
       with_epilogue_constants(p.activation, p.beta, [&](auto activation, auto accumulate) {
         const float beta = decltype(accumulate)::value ? p.beta : 0.0f;
 #pragma unroll
-        for (int half = 0; half < kUnits / kUnitsPerHalf; ++half) {
+        for (int pass = 0; pass < kChunks * (kUnits / kUnitsPerPass); ++pass) {
+          const int chunk_of_b = pass / (kUnits / kUnitsPerPass);  // this pass's 64 columns
+          const int half = pass % (kUnits / kUnitsPerPass);       // and its staged rows
+          const int column_base = n_tile * Config::kTileN + (consumer * kChunks + chunk_of_b) * 64;
           named_barrier_sync(1 + consumer, 128);  // the previous stores have read staging
 #pragma unroll
-          for (int uu = 0; uu < kUnitsPerHalf; ++uu) {
-            const int u = half * kUnitsPerHalf + uu;
+          for (int uu = 0; uu < kUnitsPerPass; ++uu) {
+            const int u = half * kUnitsPerPass + uu;
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
               // A block row is valid for all 16 rows or none (Block >= 16).
@@ -294,9 +319,11 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
                     old0 = Element<T>::to_acc(c[row * p.ldc + column]);
                     old1 = Element<T>::to_acc(c[(row + 1) * p.ldc + column]);
                   }
+                  const float low = acc[u][chunk_of_b][4 * j + 2 * mb];
+                  const float high = acc[u][chunk_of_b][4 * j + 2 * mb + 1];
                   fragments[h][mb] = pack_pair<T>(
-                      epilogue::finish(acc[u][4 * j + 2 * mb], p.alpha, beta, old0, bias0, activation.value),
-                      epilogue::finish(acc[u][4 * j + 2 * mb + 1], p.alpha, beta, old1, bias1, activation.value));
+                      epilogue::finish(low, p.alpha, beta, old0, bias0, activation.value),
+                      epilogue::finish(high, p.alpha, beta, old1, bias1, activation.value));
                 }
               }
               const int tile_index = lane / 8;  // which of the 4 tiles this lane addresses
@@ -308,8 +335,8 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
           }
           named_barrier_sync(1 + consumer, 128);
 #pragma unroll 4
-          for (int pass = 0; pass < Config::kStagingRows / 16; ++pass) {
-            const int staging_row = pass * 16 + thread / 8;
+          for (int store = 0; store < Config::kStagingRows / 16; ++store) {
+            const int staging_row = store * 16 + thread / 8;
             const int chunk = thread % 8;
             const int64_t row = int64_t(first_row) * Block + half * Config::kStagingRows + staging_row;
             const int column = column_base + 8 * chunk;

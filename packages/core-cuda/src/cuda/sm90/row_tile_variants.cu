@@ -1,0 +1,96 @@
+// The sm90 row-tile variants (blocks 64 and 128; row_tile_kernel.cuh): which arguments each one
+// takes and how it is launched.
+#include "row_tile_kernel.cuh"
+#include "variant_lists.hpp"
+#include "variant_support.cuh"
+
+namespace bsrmm::cuda::sm90 {
+namespace {
+
+// ---- row tiles: blocks 64 and 128 ----
+
+// Cluster = 2: CTA pairs share A through TMA multicast (row_tile_kernel.cuh); a work item is a
+// pair of N tiles, so the list and the grid count clusters. ColMajorC / ColMajorB: for a
+// column-major C ("_ccol", tiles stored transposed) or B ("_bcol", read K-major).
+template <typename T, int Block, int TileN, int Cluster = 1, bool ColMajorC = false,
+          bool ColMajorB = false>
+struct RowTileVariant {
+  using Config = RowTileConfig<Block, TileN>;
+  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster, ColMajorC, ColMajorB>;
+
+  static std::string name() {
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+           "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
+           (ColMajorB ? "_bcol" : "") + (ColMajorC ? "_ccol" : "");
+  }
+
+  static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
+    const auto layout = [](bool col) { return col ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR; };
+    if (!supports_common<T, Block>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
+      return false;
+    if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
+    static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
+    return has_code;
+  }
+
+  static void launch(const MatmulArgs& args, const DeviceTraits& device) {
+    KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN * Cluster);
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block / Cluster, TmaSwizzle::b128);
+    params.b_map = make_tensor_map_2d(dense_tensor(args.b), 64, 64, TmaSwizzle::b128);
+    params.c_map = make_tensor_map_2d(dense_tensor(args.c), 64, 64, TmaSwizzle::b128);
+    if constexpr (Cluster == 1) {
+      // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
+      // its epilogue (which an empty row pays too).
+      use_work_list(params, args, device, 1, Block / 64, 1);
+      launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
+    } else {
+      const int clusters = std::min(max_active_clusters(kernel, Config::kSmemBytes, Cluster, args),
+                                    params.tile_count);
+      use_work_list(params, args, clusters, 1, Block / 64, 1);
+      launch_cluster_kernel(kernel, params, Config::kSmemBytes, clusters, Cluster, args,
+                            "sm90 row_tile_kernel (cluster)");
+    }
+  }
+
+  // Wider N tiles halve the A traffic per flop but need N to fill them; a CTA pair shares A
+  // (halving it again) but needs twice the N tiles, and loses to a single CTA below about 8
+  // blocks per row (d = 0.05 at block 128: 351 vs 363 TFLOPS), where the pair's lock step costs
+  // more than the traffic it saves.
+  static int preference(const MatmulArgs& args, const DeviceTraits&) {
+    // N narrower than the tile: the narrowest tile that still covers it wastes least (half
+    // the stage bytes at 128 wide, so twice the stages in flight for the same smem).
+    if (args.b.cols < TileN * Cluster) return 90 - Cluster - TileN / 64;
+    const bool pair_pays = args.a.nnzb >= 8 * args.a.block_row_count;
+    return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0);
+  }
+};
+
+}  // namespace
+
+template <typename T>
+void append_row_tile_variants(std::vector<Variant>& list) {
+  // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
+  list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
+  // 128 wide, preferred for N < 256 (decoding, attention heads): no wgmma work on columns past
+  // N, and twice the ring stages (docs/perf-log.md entry 23).
+  list.push_back(make_variant<RowTileVariant<T, 128, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128>>());
+  // Column-major C (Fortran-order outputs, transposed views): the sm80 kernels ran it at
+  // 0.66-0.86x the best peer (docs/perf-log.md entry 25).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true>>());
+  // Column-major B, with either C (entry 26).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true, true>>());
+  // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
+  // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
+  list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
+}
+
+template void append_row_tile_variants<__half>(std::vector<Variant>&);
+template void append_row_tile_variants<__nv_bfloat16>(std::vector<Variant>&);
+
+}  // namespace bsrmm::cuda::sm90

@@ -1,0 +1,79 @@
+// The sm90 transposed-tile variants (blocks 16 and 32, 64 as an alternative;
+// transposed_kernel.cuh): which arguments each one takes and how it is launched.
+#include "transposed_kernel.cuh"
+#include "variant_lists.hpp"
+#include "variant_support.cuh"
+
+namespace bsrmm::cuda::sm90 {
+namespace {
+
+// ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
+
+template <typename T, int Block, int Rows = 256, int Chunks = 1>
+struct TransposedVariant {
+  using Config = TransposedConfig<Block, Rows, Chunks>;
+  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks>;
+
+  static std::string name() {
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
+           "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN);
+  }
+
+  static int64_t groups(const MatmulArgs& args) {
+    return (args.a.block_row_count + Config::kGroup - 1) / Config::kGroup;
+  }
+
+  // The producer walks the plan's merged columns of each row group: only calls with a plan.
+  static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
+    if (!args.work_lists || !supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
+    static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
+    return has_code;
+  }
+
+  static void launch(const MatmulArgs& args, const DeviceTraits& device) {
+    KernelParams params = base_params(args, int32_t(groups(args)), Config::kTileN);
+    const TmaSwizzle a_swizzle =
+        Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
+    // B's slices in one request each where N is whole 64-column chunks, else a request per chunk.
+    params.b_column_chunks = args.b.cols % 64 == 0;
+    params.b_map = params.b_column_chunks
+                       ? make_tensor_map_column_chunks(dense_tensor(args.b), Block, 2 * Chunks)
+                       : make_tensor_map_2d(dense_tensor(args.b), 64, Block, TmaSwizzle::b128);
+    // A tile costs a stage per distinct column of its rows, and about two more for the
+    // epilogue's transpose through shared memory.
+    use_work_list(params, args, device, Config::kGroup, 1, 2);
+    launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 transposed_kernel");
+  }
+
+  // Wider tiles give each union column (each barrier round trip, the bound of the 256 x 128
+  // tile) more work, for fewer rows sharing its B slice. On the H100 grid (perf-log entry 27)
+  // block 16 ran fastest 64 x 512 (1.6-2.0x the 256 x 128 tile at d <= 0.25) and block 32
+  // 128 x 256 (1.15-1.25x; 64 x 512 matched it only at d = 0.05). A tile wider than N computes
+  // and stages columns that are not there, so below its width the narrowest tile is preferred.
+  static int preference(const MatmulArgs& args, const DeviceTraits&) {
+    if (Block == 64) return 50;
+    if (args.b.cols < Config::kTileN) return 90 - Chunks;
+    constexpr int kBestChunks = Block == 16 ? 4 : 2;
+    return 100 + Chunks + (Chunks == kBestChunks ? 10 : 0);
+  }
+};
+
+}  // namespace
+
+template <typename T>
+void append_transposed_variants(std::vector<Variant>& list) {
+  list.push_back(make_variant<TransposedVariant<T, 64>>());
+  list.push_back(make_variant<TransposedVariant<T, 32>>());
+  list.push_back(make_variant<TransposedVariant<T, 16>>());
+  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 128, 2>>());
+  list.push_back(make_variant<TransposedVariant<T, 32, 64, 4>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4>>());
+}
+
+template void append_transposed_variants<__half>(std::vector<Variant>&);
+template void append_transposed_variants<__nv_bfloat16>(std::vector<Variant>&);
+
+}  // namespace bsrmm::cuda::sm90
