@@ -15,14 +15,15 @@ struct Point {
 // 0.71 ms (774 TFLOPS), so the dense product wins where a sparse kernel's effective rate is
 // below 774 * density. Crossings, interpolated between the measured densities
 // 0.05 / 0.125 / 0.25 / 0.5 (docs/perf-log.md):
-//  - sm90 (bench grid, packages/bench/results/h100-sxm-2026-11-22-grid.json): b16 66/72/101/165
-//    TFLOPS -> 0.09; b32 111/131/170/260 -> 0.20; b64 341/396/394/421 -> 0.55 (421 vs 387 at
-//    0.5); b128 395/560/626/637, flat near 650 -> 0.84.
+//  - sm90 (bench grid, packages/bench/results/h100-sxm-2026-11-22-grid.json): b64
+//    341/396/394/421 TFLOPS -> 0.55 (421 vs 387 at 0.5); b128 395/560/626/637, flat near 650
+//    -> 0.84. Blocks 16 and 32 since the wider transposed tiles (perf-log entry 27; dense took
+//    0.69 ms there, 797 * density): b16 115/136/175/268 -> 0.20; b32 193/230/277/390 -> 0.45.
 //  - sm80 (perf-log "v0.1 sm80 path"): b16 63/71/75/78 -> 0.09; b32 107/126/136/142 -> 0.17;
 //    b64 159/211/237/248 -> 0.31; b128 195/275/303/323 -> 0.41.
 //  - generic: not measured; the sm80 values (the generic kernel is slower still, so this
 //    errs towards the sparse kernel).
-constexpr Point kSm90[] = {{4, 0.09}, {5, 0.20}, {6, 0.55}, {7, 0.84}};
+constexpr Point kSm90[] = {{4, 0.20}, {5, 0.45}, {6, 0.55}, {7, 0.84}};
 constexpr Point kSm80[] = {{4, 0.09}, {5, 0.17}, {6, 0.31}, {7, 0.41}};
 
 template <std::size_t Count>
