@@ -50,13 +50,15 @@ struct TransposedVariant {
   // Wider tiles give each union column (each barrier round trip, the bound of the 256 x 128
   // tile) more work, for fewer rows sharing its B slice. On the H100 grid (perf-log entry 27)
   // block 16 ran fastest 64 x 512 (1.6-2.0x the 256 x 128 tile at d <= 0.25) and block 32
-  // 128 x 256 (1.15-1.25x; 64 x 512 matched it only at d = 0.05). A tile wider than N computes
-  // and stages columns that are not there, so below its width the narrowest tile is preferred.
+  // 128 x 256 (1.15-1.25x; 64 x 512 matched it only at d = 0.05). Narrower N than the tile
+  // does not change that: N = 16..256 has a single N tile, so the tiles are the row groups and
+  // fewer rows per tile keep more SMs busy (block 32, N = 16 / 64 / 256: 128 x 256 took 0.042 /
+  // 0.038 / 0.039 ms, 256 x 128 0.051 / 0.052 / 0.052). Only at block 16, N = 16 did 64 x 512
+  // lose to 128 x 256 (0.109 vs 0.086 ms: its stages are mostly zero-filled columns).
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
     if (Block == 64) return 50;
-    if (args.b.cols < Config::kTileN) return 90 - Chunks;
-    constexpr int kBestChunks = Block == 16 ? 4 : 2;
-    return 100 + Chunks + (Chunks == kBestChunks ? 10 : 0);
+    const int best_chunks = Block == 32 || args.b.cols < 64 ? 2 : 4;
+    return 100 + Chunks + (Chunks == best_chunks ? 10 : 0);
   }
 };
 

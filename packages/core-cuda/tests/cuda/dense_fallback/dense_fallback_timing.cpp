@@ -171,7 +171,9 @@ int main() {
       bsrmm_matrix_t a = nullptr;
       CHECK_BSRMM(bsrmm_matrix_create(s.ctx, &desc, 0, &a));
       const std::string sm90 = std::string("sm90_tma_wgmma_") + dt + "_b" + std::to_string(block) +
-                               (block >= 64 ? "_rowtile_n256" : "_transposed_r256_n128");
+                               (block >= 64   ? "_rowtile_n256"
+                                : block == 32 ? "_transposed_r128_n256"
+                                              : "_transposed_r64_n512");
       const std::string dense = std::string("dense_cublaslt_") + dt;
       const bool full = cs.density >= 1.0;
       std::vector<std::string> variants = full ? std::vector<std::string>{dense}
