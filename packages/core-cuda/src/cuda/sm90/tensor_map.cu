@@ -35,10 +35,6 @@ EncodeTiled encode_tiled() {
   return function;
 }
 
-}  // namespace
-
-namespace {
-
 CUtensorMapSwizzle swizzle_mode(TmaSwizzle swizzle) {
   return swizzle == TmaSwizzle::b128  ? CU_TENSOR_MAP_SWIZZLE_128B
          : swizzle == TmaSwizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B

@@ -285,21 +285,22 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         for (int c = 0; c < kChunks; ++c) wgmma_fence_operands(acc[u][c]);
 
       // Epilogue. Thread holds D[m][n] for m = 16 warp + lane/4 (+8), n = 8j + 2(lane%4) (+1),
-      // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a 128 x 64
-      // staging tile (16-byte chunks XOR-swizzled by row so the 8 rows of one stmatrix land in
-      // different banks), then store whole 128-byte row segments; two halves of two units each.
+      // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a staging tile of
+      // up to 128 rows x 64 columns (16-byte chunks XOR-swizzled by row so the 8 rows of one
+      // stmatrix land in different banks), then store whole 128-byte row segments; one pass per
+      // 64-column chunk and staging tile's worth of rows.
       constexpr int kUnitsPerPass = Config::kStagingRows / 64;
       with_epilogue_constants(p.activation, p.beta, [&](auto activation, auto accumulate) {
         const float beta = decltype(accumulate)::value ? p.beta : 0.0f;
 #pragma unroll
         for (int pass = 0; pass < kChunks * (kUnits / kUnitsPerPass); ++pass) {
           const int chunk_of_b = pass / (kUnits / kUnitsPerPass);  // this pass's 64 columns
-          const int half = pass % (kUnits / kUnitsPerPass);       // and its staged rows
+          const int row_part = pass % (kUnits / kUnitsPerPass);   // and its staged rows
           const int column_base = n_tile * Config::kTileN + (consumer * kChunks + chunk_of_b) * 64;
           named_barrier_sync(1 + consumer, 128);  // the previous stores have read staging
 #pragma unroll
           for (int uu = 0; uu < kUnitsPerPass; ++uu) {
-            const int u = half * kUnitsPerPass + uu;
+            const int u = row_part * kUnitsPerPass + uu;
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
               // A block row is valid for all 16 rows or none (Block >= 16).
@@ -338,7 +339,7 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
           for (int store = 0; store < Config::kStagingRows / 16; ++store) {
             const int staging_row = store * 16 + thread / 8;
             const int chunk = thread % 8;
-            const int64_t row = int64_t(first_row) * Block + half * Config::kStagingRows + staging_row;
+            const int64_t row = int64_t(first_row) * Block + row_part * Config::kStagingRows + staging_row;
             const int column = column_base + 8 * chunk;
             if (row < c_rows && column < p.n)
               *reinterpret_cast<uint4*>(c + row * p.ldc + column) = *reinterpret_cast<const uint4*>(
