@@ -74,10 +74,11 @@ class DenseCopy {
 };
 
 // A balanced static schedule for a persistent kernel (the plan builds one per matrix and shape
-// of request, src/matrix/work_schedule.hpp). Items are (N tile, slot), a slot being
-// `rows_per_slot` consecutive block rows; an item costs cost_per_block x the distinct block
-// columns of its rows + cost_per_item (its epilogue). n_tiles == 0 asks for no schedule (the
-// kernel goes round robin), only the merged columns below.
+// of request, src/matrix/work_schedule.hpp). Items are (N tile, slot), a slot being a block row
+// (rows_per_slot 1) or a group of rows_per_slot block rows (src/matrix/row_groups.hpp: rows with
+// similar columns, not necessarily consecutive); an item costs cost_per_block x the distinct
+// block columns of its rows + cost_per_item (its epilogue). n_tiles == 0 asks for no schedule
+// (the kernel goes round robin), only the row groups below.
 struct WorkRequest {
   int32_t rows_per_slot;
   int32_t n_tiles;
@@ -86,15 +87,17 @@ struct WorkRequest {
   int32_t cost_per_item;
 };
 // Device arrays: CTA c runs items[begin[c]] .. items[begin[c + 1] - 1] in order, each item
-// n_tile * slot_count + slot. With rows_per_slot > 1 also the slots' merged block columns
-// (src/matrix/group_columns.hpp): slot s has the (column, rows) pairs columns[2e], columns[2e + 1]
-// for e in column_begin[s] .. column_begin[s + 1] - 1, ascending, bit i of rows for its block
-// row i; columns is 8-byte aligned.
+// n_tile * slot_count + slot. With rows_per_slot > 1 also the slots' rows and merged block
+// columns (src/matrix/group_columns.hpp): slot s holds block rows group_rows[s * rows_per_slot + i]
+// (i < rows_per_slot, while the index is below the block row count) and has the (column, rows)
+// pairs columns[2e], columns[2e + 1] for e in column_begin[s] .. column_begin[s + 1] - 1,
+// ascending, bit i of rows for its row i; columns is 8-byte aligned.
 struct WorkList {
   const int32_t* items;
   const int32_t* begin;
   const int32_t* column_begin;
   const uint32_t* columns;
+  const int32_t* group_rows;
 };
 class WorkListSource {
  public:

@@ -3,7 +3,10 @@
 #include "../common/device_runtime.hpp"
 #include "bsr_structure.hpp"
 #include "group_columns.hpp"
+#include "row_groups.hpp"
 #include "work_schedule.hpp"
+
+#include <utility>
 
 namespace bsrmm::matrix {
 
@@ -38,6 +41,7 @@ cuda::WorkList WorkLists::get(const cuda::WorkRequest& request, void* stream) {
     const Columns& merged = columns(request.rows_per_slot, stream);
     list.columns = merged.device.as<const uint32_t>();
     list.column_begin = reinterpret_cast<const int32_t*>(list.columns + 2 * merged.pairs);
+    list.group_rows = list.column_begin + merged.groups.group_count() + 1;
   }
   return list;
 }
@@ -45,9 +49,12 @@ cuda::WorkList WorkLists::get(const cuda::WorkRequest& request, void* stream) {
 const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* stream) {
   for (const std::unique_ptr<Schedule>& made : schedules_)
     if (same(made->request, request)) return made->device.as<const int32_t>();
+  const RowGroups slots = request.rows_per_slot > 1
+                              ? columns(request.rows_per_slot, stream).groups
+                              : consecutive_row_groups(int64_t(structure_.row_ptr.size()) - 1, 1);
   const WorkSchedule balanced =
-      balance_work(slot_costs(structure_.row_ptr, structure_.col_idx, request.rows_per_slot,
-                              request.cost_per_block, request.cost_per_item),
+      balance_work(slot_costs(structure_.row_ptr, structure_.col_idx, slots, request.cost_per_block,
+                              request.cost_per_item),
                    request.n_tiles, request.ctas);
   std::vector<uint32_t> words(balanced.begin.begin(), balanced.begin.end());
   words.insert(words.end(), balanced.items.begin(), balanced.items.end());
@@ -57,12 +64,14 @@ const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* strea
 
 const WorkLists::Columns& WorkLists::columns(int32_t rows_per_slot, void* stream) {
   for (const std::unique_ptr<Columns>& made : columns_)
-    if (made->rows_per_slot == rows_per_slot) return *made;
-  const GroupColumns merged = group_columns(structure_.row_ptr, structure_.col_idx, rows_per_slot);
+    if (made->groups.rows_per_group == rows_per_slot) return *made;
+  RowGroups groups = similar_row_groups(structure_.row_ptr, structure_.col_idx, rows_per_slot);
+  const GroupColumns merged = group_columns(structure_.row_ptr, structure_.col_idx, groups);
   std::vector<uint32_t> words(merged.entries);  // the pairs first: 8-byte aligned for the kernel
   words.insert(words.end(), merged.begin.begin(), merged.begin.end());
-  columns_.push_back(std::make_unique<Columns>(
-      Columns{rows_per_slot, upload(words, stream), int64_t(merged.entries.size() / 2)}));
+  words.insert(words.end(), groups.rows.begin(), groups.rows.end());
+  const int64_t pairs = int64_t(merged.entries.size() / 2);
+  columns_.push_back(std::make_unique<Columns>(Columns{std::move(groups), upload(words, stream), pairs}));
   return *columns_.back();
 }
 

@@ -1,12 +1,14 @@
 // The balanced schedules of one matrix structure's persistent GPU kernels (work_schedule.hpp), built on a
 // kernel's first request of each shape (rows per slot, N tiles, CTAs, costs), uploaded to the
-// matrix's device and kept with the structure's plan; with them, for row groups, the groups' merged
-// columns (group_columns.hpp), one copy per group size. Any number of threads and streams may
+// matrix's device and kept with the structure's plan; with them, for row groups, which rows each
+// group holds (row_groups.hpp: similar rows together) and the groups' merged columns
+// (group_columns.hpp), one copy per group size. Any number of threads and streams may
 // ask at once: a list is complete on the device before any caller gets it.
 #pragma once
 
 #include "../common/buffer.hpp"
 #include "../cuda/cuda_backend.hpp"  // the interface only: plain C++, no CUDA header
+#include "row_groups.hpp"
 
 #include <memory>
 #include <mutex>
@@ -33,8 +35,8 @@ class WorkLists final : public cuda::WorkListSource {
     detail::Buffer device;  // begin (ctas + 1), then items
   };
   struct Columns {
-    int32_t rows_per_slot;
-    detail::Buffer device;  // the (column, rows) pairs, then column_begin (slots + 1)
+    RowGroups groups;       // on the host too: the schedules' slot costs follow them
+    detail::Buffer device;  // the (column, rows) pairs, then column_begin (slots + 1), then the rows
     int64_t pairs;
   };
   // Built on first use (under mutex_): begin then items on the device; the merged columns.

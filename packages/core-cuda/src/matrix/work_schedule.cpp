@@ -111,27 +111,13 @@ WorkSchedule balance_work(const std::vector<int64_t>& slot_cost, int32_t n_tiles
   return schedule;
 }
 
-std::vector<int64_t> slot_costs(const std::vector<int32_t>& row_ptr,
-                                const std::vector<int32_t>& col_idx, int32_t rows_per_slot,
-                                int64_t cost_per_block, int64_t cost_per_item) {
-  if (rows_per_slot <= 0 || row_ptr.empty())
-    detail::fail(BSRMM_STATUS_INTERNAL, "slot costs: ", rows_per_slot, " rows per slot over ",
-                 row_ptr.size(), " row_ptr entries");
-  const int64_t rows = static_cast<int64_t>(row_ptr.size()) - 1;
-  const int64_t slots = (rows + rows_per_slot - 1) / rows_per_slot;
-  const int32_t columns = col_idx.empty() ? 0 : *std::max_element(col_idx.begin(), col_idx.end()) + 1;
-  std::vector<int64_t> seen_in(static_cast<size_t>(columns), -1);  // the last slot that counted it
-  std::vector<int64_t> costs(static_cast<size_t>(slots));
-  for (int64_t s = 0; s < slots; ++s) {
-    int64_t distinct = 0;
-    const int64_t last_row = std::min(rows, (s + 1) * rows_per_slot);
-    for (int64_t r = s * rows_per_slot; r < last_row; ++r)
-      for (int32_t q = row_ptr[static_cast<size_t>(r)]; q < row_ptr[static_cast<size_t>(r) + 1]; ++q) {
-        int64_t& seen = seen_in[static_cast<size_t>(col_idx[static_cast<size_t>(q)])];
-        if (seen != s) seen = s, ++distinct;
-      }
-    costs[static_cast<size_t>(s)] = distinct * cost_per_block + cost_per_item;
-  }
+std::vector<int64_t> slot_costs(const std::vector<int32_t>& row_ptr, const std::vector<int32_t>& col_idx,
+                                const RowGroups& slots, int64_t cost_per_block, int64_t cost_per_item) {
+  if (slots.rows_per_group <= 0 || row_ptr.size() != slots.rows.size() + 1)
+    detail::fail(BSRMM_STATUS_INTERNAL, "slot costs: ", slots.rows_per_group, " rows per slot, ",
+                 slots.rows.size(), " rows over ", row_ptr.size(), " row_ptr entries");
+  std::vector<int64_t> costs = distinct_columns(row_ptr, col_idx, slots);
+  for (int64_t& cost : costs) cost = cost * cost_per_block + cost_per_item;
   return costs;
 }
 

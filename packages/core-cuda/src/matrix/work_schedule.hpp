@@ -1,6 +1,6 @@
 // A balanced static schedule for a persistent GPU kernel: which work items each CTA runs, in
-// which order. An item is (N tile, slot); a slot is a block row or a group of consecutive block
-// rows, and an item of slot s costs slot_cost[s] in every N tile.
+// which order. An item is (N tile, slot); a slot is a block row or a group of block rows, and an
+// item of slot s costs slot_cost[s] in every N tile.
 //
 // The kernels used to walk items round robin (CTA c takes c, c + ctas, ...) in N-tile-major
 // order with the longest rows first. On skewed patterns that puts the longest rows of several N
@@ -10,6 +10,8 @@
 // one N tile's B panels in L2, except that an item too long to finish in time if started in its
 // turn starts earlier. Pure host code: no device, no matrix.
 #pragma once
+
+#include "row_groups.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -31,12 +33,11 @@ struct WorkSchedule {
 // exceeds int32.
 WorkSchedule balance_work(const std::vector<int64_t>& slot_cost, int32_t n_tiles, int32_t ctas);
 
-// The cost of each slot of `rows_per_slot` consecutive block rows (the last slot may be short):
-// cost_per_block x the distinct block columns of its rows (a single row's blocks are distinct
+// The cost of each slot (row group, row_groups.hpp; a single block row when rows_per_group is
+// 1): cost_per_block x the distinct block columns of its rows (a single row's blocks are distinct
 // already) + cost_per_item, the fixed cost of a tile (its epilogue), which an empty row pays too.
 // row_ptr/col_idx: a validated BSR structure (block_row_count + 1 and nnzb entries).
-std::vector<int64_t> slot_costs(const std::vector<int32_t>& row_ptr,
-                                const std::vector<int32_t>& col_idx, int32_t rows_per_slot,
-                                int64_t cost_per_block, int64_t cost_per_item);
+std::vector<int64_t> slot_costs(const std::vector<int32_t>& row_ptr, const std::vector<int32_t>& col_idx,
+                                const RowGroups& slots, int64_t cost_per_block, int64_t cost_per_item);
 
 }  // namespace bsrmm::matrix

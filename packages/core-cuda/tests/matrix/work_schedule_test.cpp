@@ -163,18 +163,22 @@ TEST(WorkSchedule, RejectsNonsense) {
   EXPECT_THROW(balance_work({1, 2}, 4, 0), detail::Error);
   EXPECT_THROW(balance_work({1, -2}, 4, 4), detail::Error);
   EXPECT_THROW(balance_work(std::vector<int64_t>(1 << 16, 1), 1 << 16, 4), detail::Error);
-  EXPECT_THROW(slot_costs({0, 1}, {0}, 0, 1, 1), detail::Error);
+  EXPECT_THROW(slot_costs({0, 1}, {0}, matrix::RowGroups{0, {0}}, 1, 1), detail::Error);
+  EXPECT_THROW(slot_costs({0, 1}, {0}, matrix::RowGroups{1, {}}, 1, 1), detail::Error);
 }
 
 TEST(WorkSchedule, SlotCostsCountDistinctColumnsPerGroup) {
   // 5 block rows: {0, 2}, {}, {2, 3}, {1}, {0, 1, 2, 3}.
   const std::vector<int32_t> row_ptr{0, 2, 2, 4, 5, 9};
   const std::vector<int32_t> col_idx{0, 2, 2, 3, 1, 0, 1, 2, 3};
-  EXPECT_EQ(slot_costs(row_ptr, col_idx, 1, 2, 1), (std::vector<int64_t>{5, 1, 5, 3, 9}));
+  using matrix::consecutive_row_groups;
+  EXPECT_EQ(slot_costs(row_ptr, col_idx, consecutive_row_groups(5, 1), 2, 1), (std::vector<int64_t>{5, 1, 5, 3, 9}));
   // Groups of 2: {0,2} u {} = 2; {2,3} u {1} = 3; {0,1,2,3} (a short last group) = 4.
-  EXPECT_EQ(slot_costs(row_ptr, col_idx, 2, 1, 2), (std::vector<int64_t>{4, 5, 6}));
-  EXPECT_EQ(slot_costs(row_ptr, col_idx, 8, 1, 0), (std::vector<int64_t>{4}));
-  EXPECT_EQ(slot_costs({0, 0, 0}, {}, 1, 3, 1), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(slot_costs(row_ptr, col_idx, consecutive_row_groups(5, 2), 1, 2), (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(slot_costs(row_ptr, col_idx, consecutive_row_groups(5, 8), 1, 0), (std::vector<int64_t>{4}));
+  EXPECT_EQ(slot_costs({0, 0, 0}, {}, consecutive_row_groups(2, 1), 3, 1), (std::vector<int64_t>{1, 1}));
+  // Rows grouped {0, 4}, {2, 1}, {3}: {0,1,2,3}; {2,3}; {1}.
+  EXPECT_EQ(slot_costs(row_ptr, col_idx, matrix::RowGroups{2, {0, 4, 2, 1, 3}}, 1, 0), (std::vector<int64_t>{4, 2, 1}));
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct KernelParams {
   const int32_t* work_begin;  // one offset per worker (CTA or cluster) + 1 into work_items
   const int32_t* group_column_begin;  // transposed tiles: each row group's merged columns,
   const uint2* group_columns;         // (column, rows) pairs (src/matrix/group_columns.hpp)
+  const int32_t* group_rows;          // and their block rows (src/matrix/row_groups.hpp)
   void* c;
   int64_t ldc;
   const void* bias;  // per row of C, or null

@@ -1,14 +1,15 @@
 // Small blocks (16, 32; 64 also compiles): C^T = B^T A^T, so the dense side fills the wgmma M.
 //
 // A 16x16 block cannot fill wgmma's 64-row M, but 64 columns of N can: each consumer warpgroup
-// computes D = (Chunks x 64 columns of B)^T x (A blocks)^T. A tile is Group consecutive block
-// rows (Rows rows of C) x 128 * Chunks columns (64 * Chunks per consumer). B panels are the
+// computes D = (Chunks x 64 columns of B)^T x (A blocks)^T. A tile is a group of Group block
+// rows (Rows rows of C; the plan groups rows with similar columns: src/matrix/row_groups) x
+// 128 * Chunks columns (64 * Chunks per consumer). B panels are the
 // scarce resource (each B row slice is used once per A block that touches it, and there is no
 // other reuse), so the producer walks the union of the group's column indices in order (merged
 // once per matrix by the plan: src/matrix/group_columns) and loads each B slice once for all
 // rows of the group that contain that column: a stage = one column c: the Block x TileN slice
-// of B at rows c * Block, plus the A blocks of the rows that have column c (slot g for block row
-// g); meta[stage] is the bit set of those rows, 0 meaning "tile done".
+// of B at rows c * Block, plus the A blocks of the rows that have column c (slot i for the
+// group's row i); meta[stage] is the bit set of those rows, 0 meaning "tile done".
 // The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): per 64-column
 // chunk, one m64n64 wgmma per k16 step for each unit with a block in this column, the unit's
 // slots read as one 64-row operand. Rows of an active unit without a block in this column must
@@ -187,8 +188,10 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
       const int group = tile - n_tile * p.tile_slots;
-      const int first_row = group * kGroup;
-      int q = lane < kGroup && first_row + lane < p.block_rows ? __ldg(p.row_ptr + first_row + lane) : 0;
+      const int first_slot = group * kGroup;  // the group's row i is group_rows[first_slot + i]
+      int q = lane < kGroup && first_slot + lane < p.block_rows
+                  ? __ldg(p.row_ptr + __ldg(p.group_rows + first_slot + lane))
+                  : 0;
       const int end = __ldg(p.group_column_begin + group + 1);
       // Lane i holds entry base + i; past the end (0, 0): the empty column that ends the tile.
       auto entries_at = [&](int base) {
@@ -226,12 +229,18 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     uint8_t* my_staging = staging + consumer * (Config::kStagingRows * 128);
     T* c = static_cast<T*>(p.c);
     const T* bias = static_cast<const T*>(p.bias);
-    const int64_t c_rows = int64_t(p.block_rows) * Block;
 
     for (TileWalk walk(p); walk.more(); walk.advance()) {
       const int tile = walk.tile();
       const int n_tile = tile / p.tile_slots;
-      const int first_row = (tile - n_tile * p.tile_slots) * kGroup;
+      const int first_slot = (tile - n_tile * p.tile_slots) * kGroup;
+      // The C row of the tile's row `r` (0 .. Rows - 1): the group's row r / Block is block row
+      // group_rows[first_slot + r / Block], which is only there while that index is below
+      // block_rows (the last group may be short).
+      auto has_row = [&](int r) { return first_slot + r / Block < p.block_rows; };
+      auto c_row = [&](int r) {
+        return int64_t(__ldg(p.group_rows + first_slot + r / Block)) * Block + r % Block;
+      };
 #pragma unroll
       for (int u = 0; u < kUnits; ++u)
 #pragma unroll
@@ -303,13 +312,14 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
             const int u = row_part * kUnitsPerPass + uu;
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {  // 16 C rows of the unit per stmatrix.x4
-              // A block row is valid for all 16 rows or none (Block >= 16).
-              if (first_row + (u * 64 + 16 * jj) / Block >= p.block_rows) continue;
+              // The 16 rows are in one block row (Block >= 16): all there or none.
+              if (!has_row(u * 64 + 16 * jj)) continue;
+              const int64_t rows_base = c_row(u * 64 + 16 * jj);
               uint32_t fragments[2][2];
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 const int j = 2 * jj + h;  // 8-row group of the unit
-                const int64_t row = int64_t(first_row) * Block + u * 64 + 8 * j + 2 * (lane % 4);
+                const int64_t row = rows_base + 8 * h + 2 * (lane % 4);
                 const float bias0 = bias ? Element<T>::to_acc(bias[row]) : 0.0f;
                 const float bias1 = bias ? Element<T>::to_acc(bias[row + 1]) : 0.0f;
 #pragma unroll
@@ -339,10 +349,10 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
           for (int store = 0; store < Config::kStagingRows / 16; ++store) {
             const int staging_row = store * 16 + thread / 8;
             const int chunk = thread % 8;
-            const int64_t row = int64_t(first_row) * Block + row_part * Config::kStagingRows + staging_row;
+            const int tile_row = row_part * Config::kStagingRows + staging_row;
             const int column = column_base + 8 * chunk;
-            if (row < c_rows && column < p.n)
-              *reinterpret_cast<uint4*>(c + row * p.ldc + column) = *reinterpret_cast<const uint4*>(
+            if (has_row(tile_row) && column < p.n)
+              *reinterpret_cast<uint4*>(c + c_row(tile_row) * p.ldc + column) = *reinterpret_cast<const uint4*>(
                   my_staging + staging_row * 128 + ((chunk ^ (staging_row & 7)) * 16));
           }
         }

@@ -90,6 +90,7 @@ inline void use_work_list(KernelParams& params, const MatmulArgs& args, int work
   params.work_begin = list.begin;
   params.group_column_begin = list.column_begin;
   params.group_columns = reinterpret_cast<const uint2*>(list.columns);
+  params.group_rows = list.group_rows;
 }
 
 inline void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,

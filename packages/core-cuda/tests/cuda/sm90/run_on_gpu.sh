@@ -11,8 +11,10 @@ if [ ! -x build/sm90_check ]; then
   mkdir -p build
   "$nvcc" -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Xptxas -v -I "$core/include" \
     -I "$core/src" sm90_check.cu "$core/src/cuda/sm90/sm90_variants.cu" \
+    "$core/src/cuda/sm90/row_tile_variants.cu" "$core/src/cuda/sm90/transposed_variants.cu" \
     "$core/src/cuda/sm90/tensor_map.cu" "$core/src/matrix/work_schedule.cpp" \
-    "$core/src/matrix/group_columns.cpp" -o build/sm90_check 2>&1 | grep -E "spill|Used|C75" || true
+    "$core/src/matrix/group_columns.cpp" "$core/src/matrix/row_groups.cpp" \
+    -o build/sm90_check 2>&1 | grep -E "spill|Used|C75|error" || true
 fi
 echo "HGMMA instructions in the sm90 kernels: $(cuobjdump -sass build/sm90_check | grep -c HGMMA)"
 cuobjdump -sass build/sm90_check | grep -oE "HGMMA\.[0-9A-Za-z.]+" | sort | uniq -c

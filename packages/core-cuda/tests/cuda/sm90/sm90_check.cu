@@ -16,6 +16,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/variant.hpp"
 #include "matrix/group_columns.hpp"
+#include "matrix/row_groups.hpp"
 #include "matrix/work_schedule.hpp"
 
 #include <cuda_bf16.h>
@@ -186,17 +187,22 @@ class CheckWorkLists final : public WorkListSource {
       if (std::memcmp(&made.request, &request, sizeof request) == 0) return made.list;
     std::vector<uint32_t> host;
     WorkList list{};
-    size_t begin_at = 0, items_at = 0, columns_at = 0, column_begin_at = 0;
+    size_t begin_at = 0, items_at = 0, columns_at = 0, column_begin_at = 0, rows_at = 0;
+    const int64_t block_rows = int64_t(bsr_.row_ptr.size()) - 1;
+    const matrix::RowGroups slots =
+        request.rows_per_slot > 1 ? matrix::similar_row_groups(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot)
+                                  : matrix::consecutive_row_groups(block_rows, 1);
     if (request.rows_per_slot > 1) {  // first: 8-byte aligned
-      const matrix::GroupColumns merged = matrix::group_columns(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot);
+      const matrix::GroupColumns merged = matrix::group_columns(bsr_.row_ptr, bsr_.col_idx, slots);
       host = merged.entries;
       column_begin_at = host.size();
       host.insert(host.end(), merged.begin.begin(), merged.begin.end());
+      rows_at = host.size();
+      host.insert(host.end(), slots.rows.begin(), slots.rows.end());
     }
     if (request.n_tiles > 0) {
       const matrix::WorkSchedule schedule = matrix::balance_work(
-          matrix::slot_costs(bsr_.row_ptr, bsr_.col_idx, request.rows_per_slot,
-                             request.cost_per_block, request.cost_per_item),
+          matrix::slot_costs(bsr_.row_ptr, bsr_.col_idx, slots, request.cost_per_block, request.cost_per_item),
           request.n_tiles, request.ctas);
       begin_at = host.size();
       host.insert(host.end(), schedule.begin.begin(), schedule.begin.end());
@@ -213,6 +219,7 @@ class CheckWorkLists final : public WorkListSource {
     if (request.rows_per_slot > 1) {
       list.columns = device + columns_at;
       list.column_begin = reinterpret_cast<const int32_t*>(device + column_begin_at);
+      list.group_rows = reinterpret_cast<const int32_t*>(device + rows_at);
     }
     made_.push_back({request, device, list});
     return list;
