@@ -52,6 +52,15 @@ std::vector<int32_t> thread_candidates(int32_t setting) {
 // this many multiply-adds its warm-up and probe would cost more than tuning everything else.
 constexpr int64_t reference_tuning_limit = int64_t{1} << 18;
 
+#if BSRMM_WITH_CUDA
+// The blocks of the longest block row (row_order has the longest first).
+int64_t longest_row_blocks(const std::vector<int32_t>& row_ptr, const std::vector<int32_t>& row_order) {
+  if (row_order.empty()) return 0;
+  const size_t longest = static_cast<size_t>(row_order.front());
+  return row_ptr[longest + 1] - row_ptr[longest];
+}
+#endif
+
 }  // namespace
 
 Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
@@ -94,7 +103,8 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
                                op_a.device_col_idx().as<const int32_t>(),
                                op_a.values().data(),
                                schedule.device_row_order.as<const int32_t>(),
-                               op_a.dtype()};
+                               op_a.dtype(),
+                               longest_row_blocks(op_a.row_ptr(), schedule.row_order)};
   cuda_args_.a_dense = &dense_copy_;
   cuda_args_.b = cuda::DenseView{b.data, b.rows, b.cols, b.ld, b.layout, b.dtype};
   cuda_args_.c = cuda::DenseView{c.data, c.rows, c.cols, c.ld, c.layout, c.dtype};

@@ -50,6 +50,7 @@ struct BsrView {
   const void* values;        // nnzb * block_height * block_width, dtype
   const int32_t* row_order;  // block rows by block count, longest first (plan); may be null
   bsrmm_dtype dtype;
+  int64_t max_row_blocks;  // the most blocks in one block row; 0: not known
 };
 
 struct DenseView {

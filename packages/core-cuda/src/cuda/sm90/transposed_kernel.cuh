@@ -10,12 +10,19 @@
 // rows of the group that contain that column: a stage = one column c: the Block x TileN slice
 // of B at rows c * Block, plus the A blocks of the rows that have column c (slot i for the
 // group's row i); meta[stage] is the bit set of those rows, 0 meaning "tile done".
-// The consumers work in units of 64 C rows (4 blocks of 16, 2 of 32, 1 of 64): per 64-column
-// chunk, one m64n64 wgmma per k16 step for each unit with a block in this column, the unit's
-// slots read as one 64-row operand. Rows of an active unit without a block in this column must
-// read as zero, so the producer clears the slots that still hold an older column's block
-// (dirty[stage]) with a TMA box outside A. Up to 4 producer warps share the columns (the
-// per-column barrier and TMA work of one warp was the bottleneck).
+// The consumers issue the wgmma in one of two ways (ByRow, a template parameter):
+//  - by unit (64 C rows: 4 blocks of 16, 2 of 32, 1 of 64): per 64-column chunk, one m64n64
+//    wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
+//    64-row operand. Rows of an active unit without a block in this column must read as zero,
+//    so the producer clears the slots that still hold an older column's block (dirty[stage])
+//    with a TMA box outside A;
+//  - by row: one m64nBlock wgmma per k16 step for each block, into the block row's own
+//    accumulators, nothing zero-filled. At low density most units hold a single block, so this
+//    does 1/2 to 1/4 of the tensor work, which bounds these kernels on uniform patterns; where
+//    columns hold several rows of a unit (skewed patterns, whose long rows the plan groups
+//    together) the unit's single wgmma is cheaper (perf-log entry 29).
+// Up to 4 producer warps share the columns (the per-column barrier and TMA work of one warp was
+// the bottleneck).
 // Rows x Chunks is 256 (accumulators: units x chunks x 32 floats = 128 per thread). Fewer rows
 // and more chunks give each column (each barrier round trip, which is what bounds these kernels
 // at low density) more work, for fewer rows sharing each B slice. Performance notes:
@@ -39,7 +46,7 @@
 
 namespace bsrmm::cuda::sm90 {
 
-template <int Block, int Rows = 256, int Chunks = 1>
+template <int Block, int Rows = 256, int Chunks = 1, bool ByRow = false>
 struct TransposedConfig {
   static_assert(Block == 16 || Block == 32 || Block == 64);
   static_assert(Rows * Chunks == 256 && Rows >= 64 && Rows >= 2 * Block);
@@ -75,6 +82,11 @@ struct TransposedConfig {
   static constexpr int kUnits = kRows / 64;
   static constexpr int kRowsPerUnit = 64 / Block;  // block rows in one 64-row unit
   static constexpr uint32_t kUnitMask = (1u << kRowsPerUnit) - 1;
+  static constexpr bool kByRow = ByRow;
+  // Accumulators: per unit (32 floats per chunk and thread: an m64n64) or per block row (Block / 2:
+  // an m64nBlock, whose elements are the unit's n = Block * its place ..).
+  static constexpr int kAccPerEntry = ByRow ? Block / 2 : 32;
+  static constexpr int kAccEntries = ByRow ? kGroup : kUnits;
   // The A block's rows (Block * 2 bytes) set the swizzle its K-major operand uses.
   static constexpr Swizzle kASwizzle =
       Block == 16 ? Swizzle::b32 : Block == 32 ? Swizzle::b64 : Swizzle::b128;
@@ -99,20 +111,21 @@ __device__ inline uint32_t active_units_of(uint32_t rows) {
   return units;
 }
 
-// One 64-row unit against this consumer's 64 columns of the B slice: Block / 16 k-steps of
-// m64n64k16. k-steps advance the B slice by 16 rows (2048 bytes) and the A rows by 32 bytes
-// (16 elements of their K-major rows); descriptors count 16-byte units in their low bits.
-template <typename T, int Block>
-__device__ __forceinline__ void issue_unit(float (&acc)[32], uint64_t b_chunk, uint64_t a_unit) {
+// Rows of A (a unit of 64, or one block of Block) against this consumer's 64 columns of the B
+// slice: Block / 16 k-steps of m64nRowsk16. k-steps advance the B slice by 16 rows (2048 bytes)
+// and the A rows by 32 bytes (16 elements of their K-major rows); descriptors count 16-byte
+// units in their low bits.
+template <typename T, int Block, int Rows>
+__device__ __forceinline__ void issue_rows(float (&acc)[Rows / 2], uint64_t b_chunk, uint64_t a_rows) {
 #pragma unroll
   for (int k = 0; k < Block / 16; ++k)
-    wgmma_m64k16<T, 64, 1, 0>(acc, b_chunk + uint64_t(k * (2048 >> 4)), a_unit + uint64_t(k * 2));
+    wgmma_m64k16<T, Rows, 1, 0>(acc, b_chunk + uint64_t(k * (2048 >> 4)), a_rows + uint64_t(k * 2));
 }
 
-template <typename T, int Block, int Rows, int Chunks>
+template <typename T, int Block, int Rows, int Chunks, bool ByRow>
 __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Config = TransposedConfig<Block, Rows, Chunks>;
+  using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
   constexpr int kStages = Config::kStages;
   constexpr int kGroup = Config::kGroup;
   extern __shared__ uint8_t smem_raw[];
@@ -155,10 +168,10 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     auto fill_stage = [&](int column, uint32_t rows, int q, int n_tile) {
       mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
       uint8_t* stage = stages + ring.stage * Config::kStageBytes;
-      // Rows of an active unit without a block here are read by its wgmma: the slots that
-      // still hold an older column's block get a box entirely outside A, which TMA fills
+      // By unit, rows of an active unit without a block here are read by its wgmma: the slots
+      // that still hold an older column's block get a box entirely outside A, which TMA fills
       // with zeros (and counts like any other box).
-      const uint32_t active = active_units_of<Config>(rows);
+      const uint32_t active = Config::kByRow ? 0u : active_units_of<Config>(rows);
       const uint32_t stale = dirty[ring.stage] & ~rows & active;
       __syncwarp();
       if (lane == 0) {
@@ -223,7 +236,12 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     const int warp = thread / 32;
     constexpr int kUnits = Config::kUnits;
     constexpr int kChunks = Config::kChunks;
-    float acc[kUnits][kChunks][32];
+    float acc[Config::kAccEntries][kChunks][Config::kAccPerEntry];
+    // Element i (0..31) of unit u's m64n64 accumulator layout.
+    auto unit_acc = [&](int u, int chunk, int i) -> float& {
+      constexpr int kEntriesPerUnit = 32 / Config::kAccPerEntry;
+      return acc[u * kEntriesPerUnit + i / Config::kAccPerEntry][chunk][i % Config::kAccPerEntry];
+    };
     RingPosition<kStages> ring;     // next stage to consume
     RingPosition<kStages> release;  // oldest stage not yet handed back to the producer
     uint8_t* my_staging = staging + consumer * (Config::kStagingRows * 128);
@@ -242,11 +260,11 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         return int64_t(__ldg(p.group_rows + first_slot + r / Block)) * Block + r % Block;
       };
 #pragma unroll
-      for (int u = 0; u < kUnits; ++u)
+      for (int e = 0; e < Config::kAccEntries; ++e)
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-          for (int i = 0; i < 32; ++i) acc[u][c][i] = 0.0f;
+          for (int i = 0; i < Config::kAccPerEntry; ++i) acc[e][c][i] = 0.0f;
 
       int in_flight = 0;  // stages whose wgmma may still read them, oldest at `release`
       for (;;) {
@@ -269,14 +287,26 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
                                                    Config::kBChunkBytes, 1024, Swizzle::b128);
         const uint64_t a_slots = wgmma_descriptor(stage + Config::kBBytes, 16,
                                                   Config::kAGroupBytes, Config::kASwizzle);
+        auto b_chunk = [&](int c) { return b_chunks + uint64_t(c * (Config::kBChunkBytes >> 4)); };
+        auto a_slot = [&](int slot) { return a_slots + uint64_t(slot * (Config::kABytes >> 4)); };
+        if constexpr (Config::kByRow) {
 #pragma unroll
-        for (int u = 0; u < kUnits; ++u) {
-          if ((rows >> (u * Config::kRowsPerUnit)) & Config::kUnitMask) {
-            wgmma_fence();
+          for (int r = 0; r < kGroup; ++r) {
+            if ((rows >> r) & 1u) {
+              wgmma_fence();
 #pragma unroll
-            for (int c = 0; c < kChunks; ++c)
-              issue_unit<T, Block>(acc[u][c], b_chunks + uint64_t(c * (Config::kBChunkBytes >> 4)),
-                                   a_slots + uint64_t(u * ((64 * Block * 2) >> 4)));
+              for (int c = 0; c < kChunks; ++c) issue_rows<T, Block, Block>(acc[r][c], b_chunk(c), a_slot(r));
+            }
+          }
+        } else {
+#pragma unroll
+          for (int u = 0; u < kUnits; ++u) {
+            if ((rows >> (u * Config::kRowsPerUnit)) & Config::kUnitMask) {
+              wgmma_fence();
+#pragma unroll
+              for (int c = 0; c < kChunks; ++c)
+                issue_rows<T, Block, 64>(acc[u][c], b_chunk(c), a_slot(u * Config::kRowsPerUnit));
+            }
           }
         }
         wgmma_commit();
@@ -289,11 +319,12 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         }
       }
 #pragma unroll
-      for (int u = 0; u < kUnits; ++u)
+      for (int e = 0; e < Config::kAccEntries; ++e)
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) wgmma_fence_operands(acc[u][c]);
+        for (int c = 0; c < kChunks; ++c) wgmma_fence_operands(acc[e][c]);
 
-      // Epilogue. Thread holds D[m][n] for m = 16 warp + lane/4 (+8), n = 8j + 2(lane%4) (+1),
+      // Epilogue, by 64-row units. Thread holds D[m][n] of a unit as unit_acc(u, chunk,
+      // 4j + 2mb (+1)) for m = 16 warp + lane/4 + 8mb, n = 8j + 2(lane%4) (+1),
       // D[m][n] = C[row n][column m]. Finish in registers, stmatrix.trans into a staging tile of
       // up to 128 rows x 64 columns (16-byte chunks XOR-swizzled by row so the 8 rows of one
       // stmatrix land in different banks), then store whole 128-byte row segments; one pass per
@@ -330,8 +361,8 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
                     old0 = Element<T>::to_acc(c[row * p.ldc + column]);
                     old1 = Element<T>::to_acc(c[(row + 1) * p.ldc + column]);
                   }
-                  const float low = acc[u][chunk_of_b][4 * j + 2 * mb];
-                  const float high = acc[u][chunk_of_b][4 * j + 2 * mb + 1];
+                  const float low = unit_acc(u, chunk_of_b, 4 * j + 2 * mb);
+                  const float high = unit_acc(u, chunk_of_b, 4 * j + 2 * mb + 1);
                   fragments[h][mb] = pack_pair<T>(
                       epilogue::finish(low, p.alpha, beta, old0, bias0, activation.value),
                       epilogue::finish(high, p.alpha, beta, old1, bias1, activation.value));

@@ -9,14 +9,15 @@ namespace {
 
 // ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
 
-template <typename T, int Block, int Rows = 256, int Chunks = 1>
+template <typename T, int Block, int Rows = 256, int Chunks = 1, bool ByRow = false>
 struct TransposedVariant {
-  using Config = TransposedConfig<Block, Rows, Chunks>;
-  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks>;
+  using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
+  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks, ByRow>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN);
+           "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN) +
+           (ByRow ? "_byrow" : "");
   }
 
   static int64_t groups(const MatmulArgs& args) {
@@ -55,10 +56,17 @@ struct TransposedVariant {
   // fewer rows per tile keep more SMs busy (block 32, N = 16 / 64 / 256: 128 x 256 took 0.042 /
   // 0.038 / 0.039 ms, 256 x 128 0.051 / 0.052 / 0.052). Only at block 16, N = 16 did 64 x 512
   // lose to 128 x 256 (0.109 vs 0.086 ms: its stages are mostly zero-filled columns).
+  //
+  // By row beat by unit on the H100 (perf-log entry 29) for uniform rows (block 32, 128 x 256:
+  // 1.1-1.2x at d 0.05-0.25; block 16, 64 x 512: 1.1x at d <= 0.125) and lost on skewed ones
+  // (0.9x: the plan groups long rows together, so columns hold several blocks of one unit), so
+  // it is preferred where no row holds more than twice the mean.
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
     if (Block == 64) return 50;
     const int best_chunks = Block == 32 || args.b.cols < 64 ? 2 : 4;
-    return 100 + Chunks + (Chunks == best_chunks ? 10 : 0);
+    const int64_t rows = std::max<int64_t>(1, args.a.block_row_count);
+    const bool even_rows = args.a.max_row_blocks > 0 && args.a.max_row_blocks * rows <= 2 * args.a.nnzb;
+    return 100 + Chunks + (Chunks == best_chunks ? 10 : 0) + (ByRow == even_rows ? 5 : 0);
   }
 };
 
@@ -73,6 +81,11 @@ void append_transposed_variants(std::vector<Variant>& list) {
   list.push_back(make_variant<TransposedVariant<T, 16, 128, 2>>());
   list.push_back(make_variant<TransposedVariant<T, 32, 64, 4>>());
   list.push_back(make_variant<TransposedVariant<T, 16, 64, 4>>());
+  // By row where a block row issues at least 4 wgmma per column (Chunks x Block / 16): with
+  // fewer (block 16 at 128 and 256 rows, block 32 at 256) it ran 10-40% slower than by unit.
+  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 32, 64, 4, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true>>());
 }
 
 template void append_transposed_variants<__half>(std::vector<Variant>&);
