@@ -172,8 +172,8 @@ int main() {
       CHECK_BSRMM(bsrmm_matrix_create(s.ctx, &desc, 0, &a));
       const std::string sm90 = std::string("sm90_tma_wgmma_") + dt + "_b" + std::to_string(block) +
                                (block >= 64   ? "_rowtile_n256"
-                                : block == 32 ? "_transposed_r128_n256"
-                                              : "_transposed_r64_n512");
+                                : block == 32 ? "_transposed_r128_n256_byrow"
+                                              : "_transposed_r64_n512_byrow");
       const std::string dense = std::string("dense_cublaslt_") + dt;
       const bool full = cs.density >= 1.0;
       std::vector<std::string> variants = full ? std::vector<std::string>{dense}
