@@ -58,9 +58,9 @@ struct TransposedVariant {
   // lose to 128 x 256 (0.109 vs 0.086 ms: its stages are mostly zero-filled columns).
   //
   // By row beat by unit on the H100 (perf-log entry 29) for uniform rows (block 32, 128 x 256:
-  // 1.1-1.2x at d 0.05-0.25; block 16, 64 x 512: 1.1x at d <= 0.125) and lost on skewed ones
-  // (0.9x: the plan groups long rows together, so columns hold several blocks of one unit), so
-  // it is preferred where no row holds more than twice the mean.
+  // 1.08-1.14x at d 0.05-0.25; block 16, 64 x 512: 1.06-1.10x at d <= 0.125) and lost on skewed
+  // ones (0.89-0.93x: the plan groups long rows together, so columns hold several blocks of one
+  // unit), so it is preferred where no row holds more than twice the mean.
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
     if (Block == 64) return 50;
     const int best_chunks = Block == 32 || args.b.cols < 64 ? 2 : 4;
