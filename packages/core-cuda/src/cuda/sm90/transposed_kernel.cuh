@@ -170,12 +170,13 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       uint8_t* stage = stages + ring.stage * Config::kStageBytes;
       // By unit, rows of an active unit without a block here are read by its wgmma: the slots
       // that still hold an older column's block get a box entirely outside A, which TMA fills
-      // with zeros (and counts like any other box).
+      // with zeros (and counts like any other box). By row reads only present rows: no
+      // bookkeeping.
       const uint32_t active = Config::kByRow ? 0u : active_units_of<Config>(rows);
-      const uint32_t stale = dirty[ring.stage] & ~rows & active;
+      const uint32_t stale = Config::kByRow ? 0u : dirty[ring.stage] & ~rows & active;
       __syncwarp();
       if (lane == 0) {
-        if (rows) dirty[ring.stage] = (dirty[ring.stage] & ~active) | rows;
+        if (!Config::kByRow && rows) dirty[ring.stage] = (dirty[ring.stage] & ~active) | rows;
         meta[ring.stage] = rows;
         mbarrier_arrive_expect_tx(
             &full[ring.stage], rows ? Config::kBBytes + __popc(rows | stale) * Config::kABytes : 0);
