@@ -40,9 +40,17 @@ def test_shapes_cover_the_issue_list():
     assert any(c.transpose_a for c in shapes) and any(c.layout_b == "col" for c in shapes)
 
 
+def test_blocks_cross_non_square_blocks_with_the_grid_densities():
+    blocks = cases.load_suite("blocks")
+    got = {(c.block, c.pattern["density"]) for c in blocks if (c.m, c.k, c.n) == (8192, 8192, 4096)}
+    shapes = {b for b, _ in got}
+    assert all(h != w for h, w in shapes) and {(64, 32), (128, 64), (32, 64)} <= shapes
+    assert got == {(b, d) for b in shapes for d in (0.05, 0.125, 0.25, 0.5)}
+
+
 def test_full_includes_every_other_suite():
     full = {c.id for c in cases.load_suite("full")}
-    for suite in ("quick", "grid", "shapes"):
+    for suite in ("quick", "grid", "shapes", "blocks"):
         assert {c.id for c in cases.load_suite(suite)} <= full
 
 

@@ -35,11 +35,19 @@ bool hopper(std::string* why) {
   return true;
 }
 
-int block_of(const std::string& variant) {
+// The block shape in a variant's name: "_b64" (square) or "_b64x32" (height x width).
+struct BlockShape {
+  int height = 0, width = 0;
+};
+
+BlockShape block_of(const std::string& variant) {
   for (size_t at = variant.find("_b"); at != std::string::npos; at = variant.find("_b", at + 1))
-    if (at + 2 < variant.size() && std::isdigit(static_cast<unsigned char>(variant[at + 2])))
-      return std::atoi(variant.c_str() + at + 2);
-  return 0;
+    if (at + 2 < variant.size() && std::isdigit(static_cast<unsigned char>(variant[at + 2]))) {
+      char* end = nullptr;
+      const int height = int(std::strtol(variant.c_str() + at + 2, &end, 10));
+      return {height, *end == 'x' ? int(std::strtol(end + 1, nullptr, 10)) : height};
+    }
+  return {};
 }
 
 std::vector<std::string> sm90_variants() {
@@ -50,12 +58,12 @@ std::vector<std::string> sm90_variants() {
 }
 
 struct HostProblem {
-  int64_t block_rows, block_cols, block, n;
+  int64_t block_rows, block_cols, bh, bw, n;
   bool bf16;
   std::vector<int32_t> row_ptr, col_idx;
   std::vector<uint16_t> values, b;
-  int64_t m() const { return block_rows * block; }
-  int64_t k() const { return block_cols * block; }
+  int64_t m() const { return block_rows * bh; }
+  int64_t k() const { return block_cols * bw; }
 };
 
 uint16_t to_bits(double x, bool bf16) {
@@ -66,9 +74,9 @@ double from_bits(uint16_t bits, bool bf16) {
 }
 
 // Row i of a random permutation gets ~ 1 / (i + 1)^1.1 of the blocks (a few full rows, a long
-// tail, rows rounding to none), and every fifth row is empty.
-HostProblem skewed_problem(Random& random, int block, int64_t m, int64_t k, int64_t n, bool bf16) {
-  HostProblem p{m / block, k / block, block, n, bf16, {}, {}, {}, {}};
+// tail, rows rounding to none; odd and even counts), and every fifth row is empty.
+HostProblem skewed_problem(Random& random, BlockShape block, int64_t m, int64_t k, int64_t n, bool bf16) {
+  HostProblem p{m / block.height, k / block.width, block.height, block.width, n, bf16, {}, {}, {}, {}};
   const int64_t total = p.block_rows * p.block_cols / 4;
   std::vector<double> weight(static_cast<size_t>(p.block_rows));
   double sum = 0;
@@ -93,7 +101,7 @@ HostProblem skewed_problem(Random& random, int block, int64_t m, int64_t k, int6
     p.col_idx.insert(p.col_idx.end(), pool.begin(), pool.begin() + c);
     p.row_ptr.push_back(int32_t(p.col_idx.size()));
   }
-  p.values.resize(p.col_idx.size() * size_t(block * block));
+  p.values.resize(p.col_idx.size() * size_t(p.bh * p.bw));
   for (uint16_t& v : p.values) v = to_bits(random.uniform(-1, 1), bf16);
   p.b.resize(size_t(p.k() * n));
   for (uint16_t& v : p.b) v = to_bits(random.uniform(-1, 1), bf16);
@@ -105,7 +113,6 @@ std::vector<double> reference(const HostProblem& p, bool transpose) {
   const int64_t rows = transpose ? p.k() : p.m();
   std::vector<double> c(size_t(rows * p.n), 0.0), b(p.b.size());
   for (size_t i = 0; i < b.size(); ++i) b[i] = from_bits(p.b[i], p.bf16);
-  const int64_t bs = p.block;
   std::vector<std::thread> threads;
   const int parts = 8;
   for (int t = 0; t < parts; ++t)
@@ -113,14 +120,14 @@ std::vector<double> reference(const HostProblem& p, bool transpose) {
       for (int64_t r = 0; r < p.block_rows; ++r)
         for (int32_t q = p.row_ptr[size_t(r)]; q < p.row_ptr[size_t(r) + 1]; ++q) {
           const int64_t col = p.col_idx[size_t(q)];
-          // A's block (r, col): rows r*bs.., columns col*bs... Under A^T it sits at (col, r).
+          // A's block (r, col): rows r*bh.., columns col*bw... Under A^T it sits at (col, r).
           const int64_t out_block = transpose ? col : r, in_block = transpose ? r : col;
           if (out_block % parts != t) continue;
-          for (int64_t i = 0; i < bs; ++i)
-            for (int64_t j = 0; j < bs; ++j) {
-              const double a = from_bits(p.values[size_t((q * bs + i) * bs + j)], p.bf16);
-              const int64_t out_row = out_block * bs + (transpose ? j : i);
-              const int64_t in_row = in_block * bs + (transpose ? i : j);
+          for (int64_t i = 0; i < p.bh; ++i)
+            for (int64_t j = 0; j < p.bw; ++j) {
+              const double a = from_bits(p.values[size_t((q * p.bh + i) * p.bw + j)], p.bf16);
+              const int64_t out_row = transpose ? out_block * p.bw + j : out_block * p.bh + i;
+              const int64_t in_row = transpose ? in_block * p.bh + i : in_block * p.bw + j;
               double* out = &c[size_t(out_row * p.n)];
               const double* from = &b[size_t(in_row * p.n)];
               for (int64_t x = 0; x < p.n; ++x) out[x] += a * from[x];
@@ -222,7 +229,7 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
   ASSERT_CUDA(cudaStreamCreate(&streams[1]));
   for (const std::string& variant : variants) {
     SCOPED_TRACE(variant);
-    const int block = block_of(variant);
+    const BlockShape block = block_of(variant);
     const bool bf16 = variant.find("_bf16_") != std::string::npos;
     // M = 4096, N = 1536: 6 N tiles of 256 x 32..64 block rows (row tiles) or 1536 / TileN x
     // 4096 / Rows row groups (transposed: 12 x 16 to 3 x 64): more tiles than the 132 CTAs.
@@ -231,7 +238,7 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
     const bool clustered = variant.find("_c2") != std::string::npos;
     const HostProblem p = skewed_problem(random, block, 4096, 1024, clustered ? 1088 : 1536, bf16);
     const bsrmm_dtype dtype = bf16 ? BSRMM_DTYPE_BF16 : BSRMM_DTYPE_F16;
-    bsrmm_bsr_desc desc{p.m(), p.k(), block, block, int64_t(p.col_idx.size()), p.row_ptr.data(),
+    bsrmm_bsr_desc desc{p.m(), p.k(), block.height, block.width, int64_t(p.col_idx.size()), p.row_ptr.data(),
                         p.col_idx.data(), BSRMM_INDEX_I32, p.values.data(), dtype,
                         bsrmm_device{BSRMM_DEVICE_CPU, 0}};
     bsrmm_matrix_t a = nullptr;

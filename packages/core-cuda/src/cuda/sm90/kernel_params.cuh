@@ -27,6 +27,7 @@ struct KernelParams {
   const void* bias;  // per row of C, or null
   int32_t block_rows;
   int32_t a_zero_row;   // a row of the A tensor map past its end: boxes there read as zeros
+  int32_t b_zero_row;   // the same for B's map (row-major B: a K row past B's last)
   int32_t n;            // columns of B and C
   int32_t tile_slots;   // work items per N tile: block rows (row tiles) or row groups (transposed)
   int32_t tile_count;   // tile_slots * N tiles

@@ -1,10 +1,16 @@
-// Large blocks (64, 128): C = A * B tile by tile, one tile = one block row x TileN columns.
+// Large block rows (64, 128): C = A * B tile by tile, one tile = one block row x TileN columns.
 //
 // Warp-specialised and persistent: warpgroup 0 is the producer (one thread issues TMA), two
-// consumer warpgroups issue wgmma. A stage holds a Block x 64 slice of one A block (64 = one
-// 128-byte swizzle row of 16-bit elements) and the matching 64 x TileN slice of B (64 rows at
-// col_idx * Block), so one block is Block / 64 stages. Block 128: each consumer owns 64 rows x
-// TileN columns (m64nTileN); block 64: both own the same 64 rows and split the N tile.
+// consumer warpgroups issue wgmma. A stage is 64 deep in K (one 128-byte swizzle row of 16-bit
+// elements) and holds the A slices of that depth with the matching 64 x TileN slice of B. Blocks
+// 64 or 128 wide give a stage a 64-column slice of one block (BlockW / 64 stages per block); a
+// 32-wide block is too shallow to fill a stage alone, so a stage takes two consecutive blocks of
+// the row (each A slice 32 wide, in the 64-byte swizzle; their B panels one above the other) and
+// a row with an odd count ends on a stage whose second half is zeros, loaded from past the ends
+// of A and B (skipping those k-steps instead would branch around wgmma, which makes ptxas fence
+// every one of them). Block
+// height 128: each consumer owns 64 rows x TileN columns (m64nTileN); 64: both own the same 64
+// rows and split the N tile.
 // Every CTA walks its tiles (work_walk.cuh): the plan's balanced list, mostly N-tile-major (the B
 // panels of one N tile stay in L2 while every block row uses them) with the longest rows started
 // early enough to end with the rest; or, without a list, round robin over N tiles x rows
@@ -36,15 +42,23 @@
 
 namespace bsrmm::cuda::sm90 {
 
-template <int Block, int TileN>
+template <int BlockH, int BlockW, int TileN>
 struct RowTileConfig {
-  static_assert(Block == 64 || Block == 128, "row tiles take 64 or 128 row blocks");
+  static_assert(BlockH == 64 || BlockH == 128, "row tiles take blocks 64 or 128 high");
+  static_assert(BlockW == 32 || BlockW == 64 || BlockW == 128, "row tiles take blocks 32, 64 or 128 wide");
   static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
   static constexpr int kStageK = 64;
-  static constexpr bool kSplitN = Block == 64;
+  // One block's A slice: its whole width up to a stage's depth, in the swizzle of that width.
+  static constexpr int kSliceK = BlockW < kStageK ? BlockW : kStageK;
+  static constexpr int kSliceRowBytes = kSliceK * 2;
+  static constexpr int kBlocksPerStage = kStageK / kSliceK;  // 2 for 32-wide blocks
+  static constexpr int kStagesPerBlock = BlockW / kSliceK;   // 2 for 128-wide blocks
+  static constexpr int kStepsPerSlice = kSliceK / 16;        // wgmma k16 steps
+  static constexpr bool kSplitN = BlockH == 64;
   static constexpr int kConsumerN = kSplitN ? TileN / 2 : TileN;
   static_assert(kConsumerN == 64 || kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
-  static constexpr int kABytes = Block * kStageK * 2;
+  static constexpr int kASliceBytes = BlockH * kSliceRowBytes;
+  static constexpr int kABytes = kBlocksPerStage * kASliceBytes;
   static constexpr int kBChunkBytes = kStageK * 64 * 2;  // 64 K rows x 64 columns
   static constexpr int kBBytes = (TileN / 64) * kBChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
@@ -62,17 +76,32 @@ struct RowTileConfig {
   static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + 2 * kStagingBytes + kBarrierBytes;
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters = 232;
+
+  // Stages of a block row holding `blocks` blocks.
+  __host__ __device__ static constexpr int stages_of(int blocks) {
+    return kBlocksPerStage > 1 ? (blocks + kBlocksPerStage - 1) / kBlocksPerStage : blocks * kStagesPerBlock;
+  }
 };
+
+template <int SliceRowBytes>
+constexpr Swizzle slice_swizzle() {
+  static_assert(SliceRowBytes == 64 || SliceRowBytes == 128);
+  return SliceRowBytes == 128 ? Swizzle::b128 : Swizzle::b64;
+}
 
 // ColMajorC: C is column-major. The epilogue then stores each staged chunk transposed
 // (stmatrix .trans: 64 columns of C as rows of 64 C elements), through a tensor map over C^T.
 // ColMajorB: B is column-major. Its chunks arrive through a map over B^T as 64 columns of 64 K
-// each (K contiguous, like A's slices), so wgmma reads B K-major.
-template <typename T, int Block, int TileN, int Cluster, bool ColMajorC = false, bool ColMajorB = false>
+// each (K contiguous, like A's slices), so wgmma reads B K-major; a 32-wide block's 32 K would
+// fill only half of those 128-byte rows, so blocks that narrow take row-major B only.
+template <typename T, int BlockH, int BlockW, int TileN, int Cluster, bool ColMajorC = false,
+          bool ColMajorB = false>
 __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cluster == 1 || Cluster == 2);
-  using Config = RowTileConfig<Block, TileN>;
+  using Config = RowTileConfig<BlockH, BlockW, TileN>;
+  static_assert(!ColMajorB || Config::kBlocksPerStage == 1, "column-major B needs blocks >= 64 wide");
+  static_assert(Cluster == 1 || Config::kBlocksPerStage == 1, "A multicast takes one block per stage");
   // This CTA's N tile within its work item's Cluster tiles, and the peer that shares its A.
   const uint32_t rank = Cluster > 1 ? cluster_cta_rank() : 0;
   const int worker = int(blockIdx.x) / Cluster, workers = int(gridDim.x) / Cluster;
@@ -112,29 +141,39 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       const int row = TileWalk::row_of(p, tile - item_n * p.tile_slots);
       const int n0 = n_tile * TileN;
       const int end = __ldg(p.row_ptr + row + 1);
-      for (int q = __ldg(p.row_ptr + row); q < end; ++q) {
-        const int k0 = __ldg(p.col_idx + q) * Block;
+      for (int first = __ldg(p.row_ptr + row); first < end; first += Config::kBlocksPerStage) {
+        const int blocks = min(Config::kBlocksPerStage, end - first);  // in this stage
 #pragma unroll 1
-        for (int s = 0; s < Block / Config::kStageK; ++s) {
+        for (int s = 0; s < Config::kStagesPerBlock; ++s) {
           mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
-          uint8_t* a_slice = smem + ring.stage * Config::kStageBytes;
-          uint8_t* b_slice = a_slice + Config::kABytes;
+          uint8_t* a_slices = smem + ring.stage * Config::kStageBytes;
+          uint8_t* b_slice = a_slices + Config::kABytes;
           mbarrier_arrive_expect_tx(&full[ring.stage], Config::kStageBytes);
-          if constexpr (Cluster > 1) {
-            // Our half of the A slice's rows, into the same place in both CTAs.
-            constexpr int kHalf = Block / 2;
-            tma_load_2d_multicast(a_slice + rank * kHalf * 128, &p.a_map, s * Config::kStageK,
-                                  q * Block + int(rank) * kHalf, &full[ring.stage], 0b11);
-          } else {
-            tma_load_2d(a_slice, &p.a_map, s * Config::kStageK, q * Block, &full[ring.stage]);
-          }
 #pragma unroll
-          for (int j = 0; j < TileN / 64; ++j) {
-            const int k = k0 + s * Config::kStageK, n = n0 + 64 * j;
-            if constexpr (ColMajorB)
-              tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, k, n, &full[ring.stage]);
-            else
-              tma_load_2d(b_slice + j * Config::kBChunkBytes, &p.b_map, n, k, &full[ring.stage]);
+          for (int i = 0; i < Config::kBlocksPerStage; ++i) {
+            const int q = first + i;
+            const bool zeros = i >= blocks;  // the half stage after a row's odd last block
+            const int a_col = s * Config::kSliceK, a_row = zeros ? p.a_zero_row : q * BlockH;
+            uint8_t* a_slice = a_slices + i * Config::kASliceBytes;
+            if constexpr (Cluster > 1) {
+              // Our half of the A slice's rows, into the same place in both CTAs.
+              constexpr int kHalf = BlockH / 2;
+              tma_load_2d_multicast(a_slice + rank * kHalf * Config::kSliceRowBytes, &p.a_map, a_col,
+                                    a_row + int(rank) * kHalf, &full[ring.stage], 0b11);
+            } else {
+              tma_load_2d(a_slice, &p.a_map, a_col, a_row, &full[ring.stage]);
+            }
+            // Block i's K rows sit below block i - 1's in every 64 x 64 chunk of B.
+            const int k = zeros ? p.b_zero_row : __ldg(p.col_idx + q) * BlockW + s * Config::kSliceK;
+            uint8_t* b_rows = b_slice + i * Config::kSliceK * 128;
+#pragma unroll
+            for (int j = 0; j < TileN / 64; ++j) {
+              const int n = n0 + 64 * j;
+              if constexpr (ColMajorB)
+                tma_load_2d(b_rows + j * Config::kBChunkBytes, &p.b_map, k, n, &full[ring.stage]);
+              else
+                tma_load_2d(b_rows + j * Config::kBChunkBytes, &p.b_map, n, k, &full[ring.stage]);
+            }
           }
           ring.advance();
         }
@@ -161,20 +200,24 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       const int item_n = tile / p.tile_slots;
       const int n_tile = item_n * Cluster + int(rank);
       const int row = TileWalk::row_of(p, tile - item_n * p.tile_slots);
-      const int steps = (__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row)) * (Block / Config::kStageK);
+      const int steps = Config::stages_of(__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row));
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
       int previous = -1;
       for (int step = 0; step < steps; ++step) {
         mbarrier_wait(&full[ring.stage], ring.phase);
         const uint32_t a_start = smem_address(smem + ring.stage * Config::kStageBytes) +
-                                 (Config::kSplitN ? 0 : consumer * 64 * 128);
+                                 (Config::kSplitN ? 0 : consumer * 64 * Config::kSliceRowBytes);
         const uint32_t b_start = smem_address(smem + ring.stage * Config::kStageBytes + Config::kABytes) +
                                  (Config::kSplitN ? consumer * (kN / 64) * Config::kBChunkBytes : 0);
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < Config::kStageK / 16; ++k) {
-          const uint64_t a = wgmma_descriptor(a_start + k * 32, 16, 1024, Swizzle::b128);
+          // Step k reads A slice k / kStepsPerSlice, 16 columns (32 bytes) at a time along its rows.
+          const uint32_t a_at = a_start + (k / Config::kStepsPerSlice) * Config::kASliceBytes +
+                                (k % Config::kStepsPerSlice) * 32;
+          const uint64_t a = wgmma_descriptor(a_at, 16, 8 * Config::kSliceRowBytes,
+                                              slice_swizzle<Config::kSliceRowBytes>());
           const uint64_t b =
               ColMajorB ? wgmma_descriptor(b_start + k * 32, 16, 1024, Swizzle::b128)
                         : wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024,
@@ -195,7 +238,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       // 8j + 2(lane % 4) and the next), stmatrix into a 128B-swizzled staging chunk, TMA-store
       // it. The store runs while this warpgroup starts its next tile; only the next pass's
       // write into the same staging waits for the store to have read it.
-      const int row_base = row * Block + (Config::kSplitN ? 0 : consumer * 64);
+      const int row_base = row * BlockH + (Config::kSplitN ? 0 : consumer * 64);
       const int col_base = n_tile * TileN + (Config::kSplitN ? consumer * kN : 0);
       const int thread = threadIdx.x % 128;
       uint8_t* my_staging = staging + consumer * Config::kStagingBytes;

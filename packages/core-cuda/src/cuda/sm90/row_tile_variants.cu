@@ -1,5 +1,5 @@
-// The sm90 row-tile variants (blocks 64 and 128; row_tile_kernel.cuh): which arguments each one
-// takes and how it is launched.
+// The sm90 row-tile variants (blocks 64 or 128 high, 32 to 128 wide; row_tile_kernel.cuh): which
+// arguments each one takes and how it is launched.
 #include "row_tile_kernel.cuh"
 #include "variant_lists.hpp"
 #include "variant_support.cuh"
@@ -7,26 +7,27 @@
 namespace bsrmm::cuda::sm90 {
 namespace {
 
-// ---- row tiles: blocks 64 and 128 ----
+// ---- row tiles: blocks 64 and 128 high ----
 
 // Cluster = 2: CTA pairs share A through TMA multicast (row_tile_kernel.cuh); a work item is a
 // pair of N tiles, so the list and the grid count clusters. ColMajorC / ColMajorB: for a
-// column-major C ("_ccol", tiles stored transposed) or B ("_bcol", read K-major).
-template <typename T, int Block, int TileN, int Cluster = 1, bool ColMajorC = false,
+// column-major C ("_ccol", tiles stored transposed) or B ("_bcol", read K-major). Square blocks
+// are named by their size ("_b64"), others by height x width ("_b64x32").
+template <typename T, int BlockH, int BlockW, int TileN, int Cluster = 1, bool ColMajorC = false,
           bool ColMajorB = false>
 struct RowTileVariant {
-  using Config = RowTileConfig<Block, TileN>;
-  static constexpr auto kernel = row_tile_kernel<T, Block, TileN, Cluster, ColMajorC, ColMajorB>;
+  using Config = RowTileConfig<BlockH, BlockW, TileN>;
+  static constexpr auto kernel = row_tile_kernel<T, BlockH, BlockW, TileN, Cluster, ColMajorC, ColMajorB>;
 
   static std::string name() {
-    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(BlockH) +
+           (BlockW != BlockH ? "x" + std::to_string(BlockW) : "") + "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
            (ColMajorB ? "_bcol" : "") + (ColMajorC ? "_ccol" : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
     const auto layout = [](bool col) { return col ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR; };
-    if (!supports_common<T, Block>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
+    if (!supports_common<T, BlockH, BlockW>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
       return false;
     if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
@@ -35,18 +36,20 @@ struct RowTileVariant {
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
     KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN * Cluster);
-    params.a_map = make_tensor_map_2d(values_tensor(args.a), 64, Block / Cluster, TmaSwizzle::b128);
-    params.b_map = make_tensor_map_2d(dense_tensor(args.b), 64, 64, TmaSwizzle::b128);
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), Config::kSliceK, BlockH / Cluster,
+                                      Config::kSliceK == 64 ? TmaSwizzle::b128 : TmaSwizzle::b64);
+    params.b_map = ColMajorB ? make_tensor_map_2d(dense_tensor(args.b), 64, 64, TmaSwizzle::b128)
+                             : make_tensor_map_2d(dense_tensor(args.b), 64, Config::kSliceK, TmaSwizzle::b128);
     params.c_map = make_tensor_map_2d(dense_tensor(args.c), 64, 64, TmaSwizzle::b128);
     if constexpr (Cluster == 1) {
-      // A tile costs a 64-deep stage per 64 columns of each block, and about one stage more for
-      // its epilogue (which an empty row pays too).
-      use_work_list(params, args, device, 1, Block / 64, 1);
+      // A tile costs a 64-deep stage per 64 columns of its blocks, and about one stage more for
+      // its epilogue (which an empty row pays too); in units of 32 columns.
+      use_work_list(params, args, device, 1, BlockW / 32, 2);
       launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
     } else {
       const int clusters = std::min(max_active_clusters(kernel, Config::kSmemBytes, Cluster, args),
                                     params.tile_count);
-      use_work_list(params, args, clusters, 1, Block / 64, 1);
+      use_work_list(params, args, clusters, 1, BlockW / 32, 2);
       launch_cluster_kernel(kernel, params, Config::kSmemBytes, clusters, Cluster, args,
                             "sm90 row_tile_kernel (cluster)");
     }
@@ -70,24 +73,34 @@ struct RowTileVariant {
 template <typename T>
 void append_row_tile_variants(std::vector<Variant>& list) {
   // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
-  list.push_back(make_variant<RowTileVariant<T, 128, 256>>());
-  list.push_back(make_variant<RowTileVariant<T, 64, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 256>>());
   // 128 wide, preferred for N < 256 (decoding, attention heads): no wgmma work on columns past
   // N, and twice the ring stages (docs/perf-log.md entry 23).
-  list.push_back(make_variant<RowTileVariant<T, 128, 128>>());
-  list.push_back(make_variant<RowTileVariant<T, 64, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 128>>());
   // Column-major C (Fortran-order outputs, transposed views): the sm80 kernels ran it at
   // 0.66-0.86x the best peer (docs/perf-log.md entry 25).
-  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true>>());
-  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 256, 1, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 256, 1, true>>());
   // Column-major B, with either C (entry 26).
-  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, false, true>>());
-  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, false, true>>());
-  list.push_back(make_variant<RowTileVariant<T, 128, 256, 1, true, true>>());
-  list.push_back(make_variant<RowTileVariant<T, 64, 256, 1, true, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 256, 1, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 256, 1, true, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 256, 1, true, true>>());
   // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
   // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
-  list.push_back(make_variant<RowTileVariant<T, 128, 256, 2>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 128, 256, 2>>());
+  // Non-square blocks with row-major B and C (the sm80 kernels ran 64 x 32 at 0.93x and
+  // 128 x 64 at 1.10x torch's Triton kernel, docs/perf-log.md entry 30).
+  list.push_back(make_variant<RowTileVariant<T, 128, 64, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 64, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 32, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 128, 32, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128, 128>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 32, 256>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 32, 128>>());
 }
 
 template void append_row_tile_variants<__half>(std::vector<Variant>&);

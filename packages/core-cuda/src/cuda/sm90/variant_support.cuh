@@ -49,9 +49,9 @@ inline bool runs_sm90a_code(const void* kernel) {
   return attributes.binaryVersion == 90;
 }
 
-// What every sm90 kernel needs of the arguments, whatever its block size.
+// What every sm90 kernel needs of the arguments, whatever its block shape.
 // B and C are row-major unless the variant reads or stores column-major tiles.
-template <typename T, int Block>
+template <typename T, int BlockH, int BlockW = BlockH>
 bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
                      bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR,
                      bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR) {
@@ -59,12 +59,12 @@ bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int sme
   const int64_t n = args.b.cols;
   return device.cc_major == 9 && device.cc_minor == 0 &&
          device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
-         args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == Block &&
-         a.block_width == Block && args.b.layout == b_layout &&
+         args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == BlockH &&
+         a.block_width == BlockW && args.b.layout == b_layout &&
          args.c.layout == c_layout &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
-         a.nnzb >= 1 && (a.nnzb + 1) * Block <= INT_MAX && a.block_col_count * Block <= INT_MAX &&
-         a.block_row_count >= 1 && a.block_row_count * Block <= INT_MAX && n >= 1 && n % 8 == 0 &&
+         a.nnzb >= 1 && (a.nnzb + 1) * BlockH <= INT_MAX && a.block_col_count * BlockW <= INT_MAX &&
+         a.block_row_count >= 1 && a.block_row_count * BlockH <= INT_MAX && n >= 1 && n % 8 == 0 &&
          n <= INT_MAX / 2 && args.b.ld % 8 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
          aligned16(args.b.data) && aligned16(args.c.data);
 }
@@ -163,6 +163,7 @@ inline KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile
   params.bias = args.bias;
   params.block_rows = int32_t(args.a.block_row_count);
   params.a_zero_row = int32_t(args.a.nnzb * args.a.block_height);
+  params.b_zero_row = int32_t(args.b.rows);
   params.n = int32_t(args.b.cols);
   params.tile_slots = tile_slots;
   const int64_t n_tiles = (args.b.cols + tile_n - 1) / tile_n;
