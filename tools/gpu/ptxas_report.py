@@ -5,6 +5,7 @@
     python3 tools/gpu/ptxas_report.py BUILD_LOG
 """
 import re
+import signal
 import subprocess
 import sys
 
@@ -63,4 +64,5 @@ def main(path):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # read through `| head`: stop quietly
     sys.exit(main(sys.argv[1]))
