@@ -1,10 +1,11 @@
 // The Hopper kernels on the plan's balanced work lists: skewed (power-law) rows with empty ones,
 // more tiles than CTAs so each CTA runs several, every sm90 variant forced by name through the
-// C ABI, C poisoned with NaN, every element checked against float64. Also A^T (its own plan and
-// lists), a second multiply on another stream (the cached list) and a third with beta = -1 over
-// the result (the epilogue reading C); "_ccol" variants write a column-major C and "_bcol" ones
-// read a column-major B, each with padding between its columns. Skips unless the device is
-// compute capability 9.0 (the sm_90a kernels).
+// C ABI, C poisoned with NaN, every element checked against float64; non-square blocks through
+// the variants named for them ("_b64x32") and, on the transposed tiles, blocks 2 or 4 times as
+// wide as high. Also A^T (its own plan and lists), a second multiply on another stream (the
+// cached list) and a third with beta = -1 over the result (the epilogue reading C); "_ccol"
+// variants write a column-major C and "_bcol" ones read a column-major B, each with padding
+// between its columns. Skips unless the device is compute capability 9.0 (the sm_90a kernels).
 #include "../../src/common/half.hpp"
 #include "../support/random.hpp"
 #include "gpu_test_support.hpp"
@@ -261,6 +262,20 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
       for (uint16_t& v : narrow.b) v = to_bits(random.uniform(-1, 1), bf16);
       ASSERT_CUDA(cudaMemcpy(b_dev, narrow.b.data(), narrow.b.size() * 2, cudaMemcpyHostToDevice));
       run_and_compare(ctx, a, narrow, false, reference(narrow, false), b_dev, c_dev, streams[0], variant);
+
+      // Blocks wider than high (32 x 64, 16 x 64, 64 x 128): a stage per block-high part of each
+      // column. Its own matrix, with K = 1024 and the same M and N.
+      const BlockShape wide{block.height, block.height == 16 ? 64 : 2 * block.height};
+      const HostProblem w = skewed_problem(random, wide, 4096, 1024, 1536, bf16);
+      bsrmm_bsr_desc wide_desc{w.m(), w.k(), wide.height, wide.width, int64_t(w.col_idx.size()),
+                               w.row_ptr.data(), w.col_idx.data(), BSRMM_INDEX_I32, w.values.data(),
+                               dtype, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+      bsrmm_matrix_t wide_a = nullptr;
+      ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx, &wide_desc, 0, &wide_a));
+      ASSERT_CUDA(cudaMemcpy(b_dev, w.b.data(), w.b.size() * 2, cudaMemcpyHostToDevice));
+      SCOPED_TRACE("blocks " + std::to_string(wide.height) + " x " + std::to_string(wide.width));
+      run_and_compare(ctx, wide_a, w, false, reference(w, false), b_dev, c_dev, streams[0], variant);
+      bsrmm_matrix_destroy(wide_a);
     }
     if (variant.find("_f16_b64_transposed") != std::string::npos ||
         variant.find("_f16_b128_") != std::string::npos) {

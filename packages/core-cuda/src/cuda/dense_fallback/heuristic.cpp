@@ -43,7 +43,12 @@ double interpolate(const Point (&table)[Count], double log2_block) {
 }  // namespace
 
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family) {
-  const double area = std::max(1.0, double(block_height) * double(block_width));
+  // The sm90 transposed tiles run a block 16 or 32 high and a multiple of that wide as square
+  // parts of its height, at the square block's rate.
+  const bool square_parts = family == SparseFamily::sm90 && block_height <= 32 && block_height > 0 &&
+                            block_width % block_height == 0;
+  const double area = square_parts ? double(block_height) * double(block_height)
+                                   : std::max(1.0, double(block_height) * double(block_width));
   const double log2_block = 0.5 * std::log2(area);
   return family == SparseFamily::sm90 ? interpolate(kSm90, log2_block)
                                       : interpolate(kSm80, log2_block);

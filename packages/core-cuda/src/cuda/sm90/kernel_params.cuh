@@ -32,6 +32,7 @@ struct KernelParams {
   int32_t tile_slots;   // work items per N tile: block rows (row tiles) or row groups (transposed)
   int32_t tile_count;   // tile_slots * N tiles
   int32_t b_column_chunks;  // transposed tiles: b_map views B as 64-column chunks (one box per slice)
+  int32_t block_parts;      // transposed tiles: block_width / block_height, a stage per part
   float alpha;
   float beta;
   bsrmm_activation activation;

@@ -27,7 +27,8 @@ struct RowTileVariant {
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
     const auto layout = [](bool col) { return col ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR; };
-    if (!supports_common<T, BlockH, BlockW>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
+    if (args.a.block_height != BlockH || args.a.block_width != BlockW ||
+        !supports_common<T>(args, device, Config::kSmemBytes, layout(ColMajorC), layout(ColMajorB)))
       return false;
     if (!tile_count_fits(args, args.a.block_row_count, TileN * Cluster)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));

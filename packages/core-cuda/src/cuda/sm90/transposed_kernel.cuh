@@ -10,6 +10,9 @@
 // rows of the group that contain that column: a stage = one column c: the Block x TileN slice
 // of B at rows c * Block, plus the A blocks of the rows that have column c (slot i for the
 // group's row i); meta[stage] is the bit set of those rows, 0 meaning "tile done".
+// Blocks wider than high (32 x 64, 16 x 64: width a multiple of Block, p.block_parts of it)
+// take a stage per Block-wide part of each column: the part's Block rows of B and the Block x
+// Block part of each block, so the consumers see the square kernel's stages.
 // The consumers issue the wgmma in one of two ways (ByRow, a template parameter):
 //  - by unit (64 C rows: 4 blocks of 16, 2 of 32, 1 of 64): per 64-column chunk, one m64n64
 //    wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
@@ -155,17 +158,18 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     // The producer warps all walk the tile's merged columns, which the plan computed once per
     // matrix (redoing the merge per tile in every warp was two thirds of the producer's time on
     // an H100), 32 entries per load; lane g < kGroup counts block row g's blocks (q: its next
-    // one). Warp w fills the stages of columns w, w + kProducerWarps, ...: one warp doing the
-    // barrier and TMA work of every column left the consumers waiting ~45% of their time.
+    // one). Warp w fills stages w, w + kProducerWarps, ... of the walk (a stage per column, or
+    // per part of a column for wide blocks): one warp doing the barrier and TMA work of every
+    // column left the consumers waiting ~45% of their time.
     const int producer_warp = threadIdx.x / 32;
     if (threadIdx.x < kStages) dirty[threadIdx.x] = (1u << kGroup) - 1;  // smem starts undefined
     named_barrier_sync(3, 128);
     if (producer_warp >= Config::kProducerWarps) return;
     RingPosition<kStages> ring;
-    uint32_t column_count = 0;
+    uint32_t stage_count = 0;
     // One column's stage: its B slice (two 64-column halves) and the A blocks of the rows that
     // have it; rows == 0 ends the tile (no bytes: the consumers only read meta).
-    auto fill_stage = [&](int column, uint32_t rows, int q, int n_tile) {
+    auto fill_stage = [&](int column, int part, uint32_t rows, int q, int n_tile) {
       mbarrier_wait(&empty[ring.stage], ring.phase ^ 1);
       uint8_t* stage = stages + ring.stage * Config::kStageBytes;
       // By unit, rows of an active unit without a block here are read by its wgmma: the slots
@@ -184,18 +188,19 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       __syncwarp();
       uint8_t* slot = stage + Config::kBBytes + lane * Config::kABytes;
       if (rows & (1u << lane))
-        tma_load_2d(slot, &p.a_map, 0, q * Block, &full[ring.stage]);
+        tma_load_2d(slot, &p.a_map, part * Block, q * Block, &full[ring.stage]);
       else if (stale & (1u << lane))
         tma_load_2d(slot, &p.a_map, 0, p.a_zero_row, &full[ring.stage]);
       // The B slice: one box of all its 64-column chunks when B is mapped as chunks (one
       // request instead of 2 x Chunks: the requests of a warp's lanes issue one after another,
       // and at 8 per column they held a lone producer warp back), else a box per chunk.
+      const int k = (column * p.block_parts + part) * Block;  // the B slice's first row
       if (rows && p.b_column_chunks && lane == 31) {
-        tma_load_3d(stage, &p.b_map, 0, column * Block, n_tile * (Config::kTileN / 64), &full[ring.stage]);
+        tma_load_3d(stage, &p.b_map, 0, k, n_tile * (Config::kTileN / 64), &full[ring.stage]);
       } else if (rows && !p.b_column_chunks && lane >= 32 - Config::kBLoadLanes) {
         const int chunk = lane - (32 - Config::kBLoadLanes);
-        tma_load_2d(stage + chunk * Config::kBChunkBytes, &p.b_map,
-                    n_tile * Config::kTileN + 64 * chunk, column * Block, &full[ring.stage]);
+        tma_load_2d(stage + chunk * Config::kBChunkBytes, &p.b_map, n_tile * Config::kTileN + 64 * chunk, k,
+                    &full[ring.stage]);
       }
     };
     for (TileWalk walk(p); walk.more(); walk.advance()) {
@@ -220,10 +225,14 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         for (int j = 0; j < count; ++j) {
           const int column = int(__shfl_sync(0xffffffffu, held.x, j));
           const uint32_t rows = __shfl_sync(0xffffffffu, held.y, j);
-          if (column_count++ % Config::kProducerWarps == uint32_t(producer_warp))
-            fill_stage(column, rows, q, n_tile);
+          const int parts = rows ? p.block_parts : 1;  // the ending column is one stage
+#pragma unroll 1
+          for (int part = 0; part < parts; ++part) {
+            if (stage_count++ % Config::kProducerWarps == uint32_t(producer_warp))
+              fill_stage(column, part, rows, q, n_tile);
+            ring.advance();
+          }
           q += (rows >> lane) & 1;
-          ring.advance();
         }
         if (base + 32 > end) break;
         base += 32;

@@ -1,5 +1,5 @@
-// The sm90 transposed-tile variants (blocks 16 and 32, 64 as an alternative;
-// transposed_kernel.cuh): which arguments each one takes and how it is launched.
+// The sm90 transposed-tile variants (blocks 16 and 32 high, 64 as an alternative; as wide or a
+// multiple of it; transposed_kernel.cuh): which arguments each one takes and how it is launched.
 #include "transposed_kernel.cuh"
 #include "variant_lists.hpp"
 #include "variant_support.cuh"
@@ -9,6 +9,8 @@ namespace {
 
 // ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
 
+// Named by the block height ("_b32"): a block as wide as high, or a multiple of that (32 x 64
+// runs as two 32 x 32 parts per column).
 template <typename T, int Block, int Rows = 256, int Chunks = 1, bool ByRow = false>
 struct TransposedVariant {
   using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
@@ -26,7 +28,9 @@ struct TransposedVariant {
 
   // The producer walks the plan's merged columns of each row group: only calls with a plan.
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    if (!args.work_lists || !supports_common<T, Block>(args, device, Config::kSmemBytes)) return false;
+    if (!args.work_lists || args.a.block_height != Block || args.a.block_width % Block != 0 ||
+        !supports_common<T>(args, device, Config::kSmemBytes))
+      return false;
     if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;
@@ -37,14 +41,15 @@ struct TransposedVariant {
     const TmaSwizzle a_swizzle =
         Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
     params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
+    params.block_parts = int32_t(args.a.block_width / Block);
     // B's slices in one request each where N is whole 64-column chunks, else a request per chunk.
     params.b_column_chunks = args.b.cols % 64 == 0;
     params.b_map = params.b_column_chunks
                        ? make_tensor_map_column_chunks(dense_tensor(args.b), Block, 2 * Chunks)
                        : make_tensor_map_2d(dense_tensor(args.b), 64, Block, TmaSwizzle::b128);
-    // A tile costs a stage per distinct column of its rows, and about two more for the
+    // A tile costs a stage per distinct column (part) of its rows, and about two more for the
     // epilogue's transpose through shared memory.
-    use_work_list(params, args, device, Config::kGroup, 1, 2);
+    use_work_list(params, args, device, Config::kGroup, params.block_parts, 2);
     launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 transposed_kernel");
   }
 

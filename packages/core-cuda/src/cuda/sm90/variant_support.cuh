@@ -49,9 +49,9 @@ inline bool runs_sm90a_code(const void* kernel) {
   return attributes.binaryVersion == 90;
 }
 
-// What every sm90 kernel needs of the arguments, whatever its block shape.
-// B and C are row-major unless the variant reads or stores column-major tiles.
-template <typename T, int BlockH, int BlockW = BlockH>
+// What every sm90 kernel needs of the arguments besides its block shape (which each family
+// checks). B and C are row-major unless the variant reads or stores column-major tiles.
+template <typename T>
 bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
                      bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR,
                      bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR) {
@@ -59,12 +59,12 @@ bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int sme
   const int64_t n = args.b.cols;
   return device.cc_major == 9 && device.cc_minor == 0 &&
          device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
-         args.b.dtype == a.dtype && args.c.dtype == a.dtype && a.block_height == BlockH &&
-         a.block_width == BlockW && args.b.layout == b_layout &&
+         args.b.dtype == a.dtype && args.c.dtype == a.dtype && args.b.layout == b_layout &&
          args.c.layout == c_layout &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
-         a.nnzb >= 1 && (a.nnzb + 1) * BlockH <= INT_MAX && a.block_col_count * BlockW <= INT_MAX &&
-         a.block_row_count >= 1 && a.block_row_count * BlockH <= INT_MAX && n >= 1 && n % 8 == 0 &&
+         a.nnzb >= 1 && (a.nnzb + 1) * a.block_height <= INT_MAX &&
+         a.block_col_count * a.block_width <= INT_MAX && a.block_row_count >= 1 &&
+         a.block_row_count * a.block_height <= INT_MAX && n >= 1 && n % 8 == 0 &&
          n <= INT_MAX / 2 && args.b.ld % 8 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
          aligned16(args.b.data) && aligned16(args.c.data);
 }
