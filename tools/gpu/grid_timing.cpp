@@ -146,9 +146,11 @@ int main(int argc, char** argv) {
         if (with_sm80 && std::sscanf(name.c_str(), "sm80_f16_m%dn%dk%d", &bm, &bn, &kc) == 3 &&
             name.find("_brow_") != std::string::npos && block % bm == 0 && block % kc == 0 && bn >= 128)
           candidates.push_back(name);
-        // Every sm90 f16 variant of this block for row-major B and C side by side.
+        // Every sm90 f16 variant of this (square) block for row-major B and C side by side; the
+        // "_wide" ones take blocks wider than high.
         const std::string sm90 = "sm90_tma_wgmma_f16_b" + std::to_string(block) + "_";
-        if (name.rfind(sm90, 0) == 0 && name.find("col") == std::string::npos)
+        if (name.rfind(sm90, 0) == 0 && name.find("col") == std::string::npos &&
+            name.find("_wide_") == std::string::npos)
           candidates.push_back(name);
       }
       // Sampled rows of the reference, in float64.

@@ -1,8 +1,8 @@
 // The Hopper kernels on the plan's balanced work lists: skewed (power-law) rows with empty ones,
 // more tiles than CTAs so each CTA runs several, every sm90 variant forced by name through the
 // C ABI, C poisoned with NaN, every element checked against float64; non-square blocks through
-// the variants named for them ("_b64x32") and, on the transposed tiles, blocks 2 or 4 times as
-// wide as high. Also A^T (its own plan and lists), a second multiply on another stream (the
+// the variants named for them ("_b64x32", and "_b32_wide" for blocks 2 or 4 times as wide as
+// high). Also A^T (its own plan and lists), a second multiply on another stream (the
 // cached list) and a third with beta = -1 over the result (the epilogue reading C); "_ccol"
 // variants write a column-major C and "_bcol" ones read a column-major B, each with padding
 // between its columns. Skips unless the device is compute capability 9.0 (the sm_90a kernels).
@@ -36,7 +36,8 @@ bool hopper(std::string* why) {
   return true;
 }
 
-// The block shape in a variant's name: "_b64" (square) or "_b64x32" (height x width).
+// The block shape a variant takes, from its name: "_b64" (square), "_b64x32" (height x width)
+// or "_b32_wide" (a multiple of the height wide: 4 x 16 or 2 x 32, 64, here).
 struct BlockShape {
   int height = 0, width = 0;
 };
@@ -46,7 +47,9 @@ BlockShape block_of(const std::string& variant) {
     if (at + 2 < variant.size() && std::isdigit(static_cast<unsigned char>(variant[at + 2]))) {
       char* end = nullptr;
       const int height = int(std::strtol(variant.c_str() + at + 2, &end, 10));
-      return {height, *end == 'x' ? int(std::strtol(end + 1, nullptr, 10)) : height};
+      if (*end == 'x') return {height, int(std::strtol(end + 1, nullptr, 10))};
+      if (std::string(end).rfind("_wide", 0) == 0) return {height, height == 16 ? 64 : 2 * height};
+      return {height, height};
     }
   return {};
 }
@@ -262,20 +265,6 @@ TEST(Sm90Schedule, SkewedAndEmptyRowsOnEveryVariant) {
       for (uint16_t& v : narrow.b) v = to_bits(random.uniform(-1, 1), bf16);
       ASSERT_CUDA(cudaMemcpy(b_dev, narrow.b.data(), narrow.b.size() * 2, cudaMemcpyHostToDevice));
       run_and_compare(ctx, a, narrow, false, reference(narrow, false), b_dev, c_dev, streams[0], variant);
-
-      // Blocks wider than high (32 x 64, 16 x 64, 64 x 128): a stage per block-high part of each
-      // column. Its own matrix, with K = 1024 and the same M and N.
-      const BlockShape wide{block.height, block.height == 16 ? 64 : 2 * block.height};
-      const HostProblem w = skewed_problem(random, wide, 4096, 1024, 1536, bf16);
-      bsrmm_bsr_desc wide_desc{w.m(), w.k(), wide.height, wide.width, int64_t(w.col_idx.size()),
-                               w.row_ptr.data(), w.col_idx.data(), BSRMM_INDEX_I32, w.values.data(),
-                               dtype, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
-      bsrmm_matrix_t wide_a = nullptr;
-      ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx, &wide_desc, 0, &wide_a));
-      ASSERT_CUDA(cudaMemcpy(b_dev, w.b.data(), w.b.size() * 2, cudaMemcpyHostToDevice));
-      SCOPED_TRACE("blocks " + std::to_string(wide.height) + " x " + std::to_string(wide.width));
-      run_and_compare(ctx, wide_a, w, false, reference(w, false), b_dev, c_dev, streams[0], variant);
-      bsrmm_matrix_destroy(wide_a);
     }
     if (variant.find("_f16_b64_transposed") != std::string::npos ||
         variant.find("_f16_b128_") != std::string::npos) {

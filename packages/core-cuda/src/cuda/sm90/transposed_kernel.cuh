@@ -10,9 +10,11 @@
 // rows of the group that contain that column: a stage = one column c: the Block x TileN slice
 // of B at rows c * Block, plus the A blocks of the rows that have column c (slot i for the
 // group's row i); meta[stage] is the bit set of those rows, 0 meaning "tile done".
-// Blocks wider than high (32 x 64, 16 x 64: width a multiple of Block, p.block_parts of it)
-// take a stage per Block-wide part of each column: the part's Block rows of B and the Block x
-// Block part of each block, so the consumers see the square kernel's stages.
+// Wide (a template parameter): blocks wider than high (32 x 64, 16 x 64: width a multiple of
+// Block, p.block_parts of it) take a stage per Block-wide part of each column: the part's Block
+// rows of B and the Block x Block part of each block, so the consumers see the square kernel's
+// stages. Square blocks compile without the parts' bookkeeping: at N = 16, where these kernels
+// are bound by the producer's work per column, it cost them 4-5% (perf-log entry 31).
 // The consumers issue the wgmma in one of two ways (ByRow, a template parameter):
 //  - by unit (64 C rows: 4 blocks of 16, 2 of 32, 1 of 64): per 64-column chunk, one m64n64
 //    wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
@@ -125,7 +127,7 @@ __device__ __forceinline__ void issue_rows(float (&acc)[Rows / 2], uint64_t b_ch
     wgmma_m64k16<T, Rows, 1, 0>(acc, b_chunk + uint64_t(k * (2048 >> 4)), a_rows + uint64_t(k * 2));
 }
 
-template <typename T, int Block, int Rows, int Chunks, bool ByRow>
+template <typename T, int Block, int Rows, int Chunks, bool ByRow, bool Wide = false>
 __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
@@ -167,6 +169,7 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
     if (producer_warp >= Config::kProducerWarps) return;
     RingPosition<kStages> ring;
     uint32_t stage_count = 0;
+    const int parts = Wide ? p.block_parts : 1;  // stages per column
     // One column's stage: its B slice (two 64-column halves) and the A blocks of the rows that
     // have it; rows == 0 ends the tile (no bytes: the consumers only read meta).
     auto fill_stage = [&](int column, int part, uint32_t rows, int q, int n_tile) {
@@ -194,7 +197,7 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       // The B slice: one box of all its 64-column chunks when B is mapped as chunks (one
       // request instead of 2 x Chunks: the requests of a warp's lanes issue one after another,
       // and at 8 per column they held a lone producer warp back), else a box per chunk.
-      const int k = (column * p.block_parts + part) * Block;  // the B slice's first row
+      const int k = (column * parts + part) * Block;  // the B slice's first row
       if (rows && p.b_column_chunks && lane == 31) {
         tma_load_3d(stage, &p.b_map, 0, k, n_tile * (Config::kTileN / 64), &full[ring.stage]);
       } else if (rows && !p.b_column_chunks && lane >= 32 - Config::kBLoadLanes) {
@@ -221,18 +224,21 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
       for (;;) {
         const uint2 coming = entries_at(base + 32);  // lands while these 32 are issued
         const int count = min(32, end - base + 1);   // + 1: the ending column, once
+        // One stage per pass; entry j moves on after its last part (at once for square blocks
+        // and for the ending column). (A nested loop over the parts cost square blocks ~30% at
+        // N = 16, this one 4-5%, hence Wide.)
+        int part = 0;
 #pragma unroll 1
-        for (int j = 0; j < count; ++j) {
+        for (int j = 0; j < count;) {
           const int column = int(__shfl_sync(0xffffffffu, held.x, j));
           const uint32_t rows = __shfl_sync(0xffffffffu, held.y, j);
-          const int parts = rows ? p.block_parts : 1;  // the ending column is one stage
-#pragma unroll 1
-          for (int part = 0; part < parts; ++part) {
-            if (stage_count++ % Config::kProducerWarps == uint32_t(producer_warp))
-              fill_stage(column, part, rows, q, n_tile);
-            ring.advance();
-          }
+          if (stage_count++ % Config::kProducerWarps == uint32_t(producer_warp))
+            fill_stage(column, Wide ? part : 0, rows, q, n_tile);
+          ring.advance();
+          if (Wide && rows && ++part < parts) continue;
+          part = 0;
           q += (rows >> lane) & 1;
+          ++j;
         }
         if (base + 32 > end) break;
         base += 32;

@@ -9,16 +9,16 @@ namespace {
 
 // ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
 
-// Named by the block height ("_b32"): a block as wide as high, or a multiple of that (32 x 64
-// runs as two 32 x 32 parts per column).
-template <typename T, int Block, int Rows = 256, int Chunks = 1, bool ByRow = false>
+// Wide: blocks Block high and a larger multiple of Block wide, named "_b32_wide" (32 x 64 runs
+// as two 32 x 32 parts per column, 16 x 64 as four 16 x 16 ones); otherwise square blocks.
+template <typename T, int Block, int Rows = 256, int Chunks = 1, bool ByRow = false, bool Wide = false>
 struct TransposedVariant {
   using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
-  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks, ByRow>;
+  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks, ByRow, Wide>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN) +
+           (Wide ? "_wide" : "") + "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN) +
            (ByRow ? "_byrow" : "");
   }
 
@@ -28,9 +28,10 @@ struct TransposedVariant {
 
   // The producer walks the plan's merged columns of each row group: only calls with a plan.
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    if (!args.work_lists || args.a.block_height != Block || args.a.block_width % Block != 0 ||
-        !supports_common<T>(args, device, Config::kSmemBytes))
-      return false;
+    const bool shape = args.a.block_height == Block &&
+                       (Wide ? args.a.block_width > Block && args.a.block_width % Block == 0
+                             : args.a.block_width == Block);
+    if (!args.work_lists || !shape || !supports_common<T>(args, device, Config::kSmemBytes)) return false;
     if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
     return has_code;
@@ -91,6 +92,15 @@ void append_transposed_variants(std::vector<Variant>& list) {
   list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true>>());
   list.push_back(make_variant<TransposedVariant<T, 32, 64, 4, true>>());
   list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true>>());
+  // Wide blocks (32 x 64, 16 x 64): the tiles that won for their height, by row and by unit
+  // (tools/gpu/block_shape_sweep.py, perf-log entry 31), and 128 x 256 for block 16 at small N.
+  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, false, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, false, true>>());
+  list.push_back(make_variant<TransposedVariant<T, 16, 128, 2, false, true>>());
+  // 64 x 128: the tuner's pick over the row tiles at d >= 0.25 (1.04-1.10x, entry 31).
+  list.push_back(make_variant<TransposedVariant<T, 64, 256, 1, false, true>>());
 }
 
 template void append_transposed_variants<__half>(std::vector<Variant>&);
