@@ -40,12 +40,18 @@ def cpu_model() -> str:
 
 
 def git_commit() -> str | None:
+    """The commit of the measured source: $BSRMM_SOURCE_COMMIT when the runner knows it (a copy of
+    a working tree shipped to a GPU machine may carry a stale .git), else HEAD, with "+modified"
+    when tracked files differ from it (so a stale or dirty checkout never passes for HEAD)."""
+    if os.environ.get("BSRMM_SOURCE_COMMIT"):
+        return os.environ["BSRMM_SOURCE_COMMIT"]
+    here = Path(__file__).resolve().parent
     try:
-        proc = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                              cwd=Path(__file__).resolve().parent)
-        if proc.returncode != 0:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=here)
+        if head.returncode != 0 or not head.stdout.strip():
             return None
-        return proc.stdout.strip() or None
+        clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=30, cwd=here)
+        return head.stdout.strip() + ("" if clean.returncode == 0 else "+modified")
     except (OSError, subprocess.SubprocessError):
         return None
 
