@@ -14,7 +14,7 @@
 // Block, p.block_parts of it) take a stage per Block-wide part of each column: the part's Block
 // rows of B and the Block x Block part of each block, so the consumers see the square kernel's
 // stages. Square blocks compile without the parts' bookkeeping: at N = 16, where these kernels
-// are bound by the producer's work per column, it cost them 4-5% (perf-log entry 31).
+// are bound by the producer's work per column, it cost them 3-5% (perf-log entry 31).
 // The consumers issue the wgmma in one of two ways (ByRow, a template parameter):
 //  - by unit (64 C rows: 4 blocks of 16, 2 of 32, 1 of 64): per 64-column chunk, one m64n64
 //    wgmma per k16 step for each unit with a block in this column, the unit's slots read as one
@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(384, 1) transposed_kernel(const __grid_constan
         const int count = min(32, end - base + 1);   // + 1: the ending column, once
         // One stage per pass; entry j moves on after its last part (at once for square blocks
         // and for the ending column). (A nested loop over the parts cost square blocks ~30% at
-        // N = 16, this one 4-5%, hence Wide.)
+        // N = 16, this one 3-5%, hence Wide.)
         int part = 0;
 #pragma unroll 1
         for (int j = 0; j < count;) {
