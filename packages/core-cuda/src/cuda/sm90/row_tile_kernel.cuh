@@ -8,9 +8,8 @@
 // the row (each A slice 32 wide, in the 64-byte swizzle; their B panels one above the other) and
 // a row with an odd count ends on a stage whose second half is zeros, loaded from past the ends
 // of A and B (skipping those k-steps instead would branch around wgmma, which makes ptxas fence
-// every one of them). Block
-// height 128: each consumer owns 64 rows x TileN columns (m64nTileN); 64: both own the same 64
-// rows and split the N tile.
+// every one of them). Block height 128: each consumer owns 64 rows x TileN columns (m64nTileN);
+// 64: both own the same 64 rows and split the N tile.
 // Every CTA walks its tiles (work_walk.cuh): the plan's balanced list, mostly N-tile-major (the B
 // panels of one N tile stay in L2 while every block row uses them) with the longest rows started
 // early enough to end with the rest; or, without a list, round robin over N tiles x rows
@@ -83,12 +82,6 @@ struct RowTileConfig {
   }
 };
 
-template <int SliceRowBytes>
-constexpr Swizzle slice_swizzle() {
-  static_assert(SliceRowBytes == 64 || SliceRowBytes == 128);
-  return SliceRowBytes == 128 ? Swizzle::b128 : Swizzle::b64;
-}
-
 // ColMajorC: C is column-major. The epilogue then stores each staged chunk transposed
 // (stmatrix .trans: 64 columns of C as rows of 64 C elements), through a tensor map over C^T.
 // ColMajorB: B is column-major. Its chunks arrive through a map over B^T as 64 columns of 64 K
@@ -152,7 +145,8 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
 #pragma unroll
           for (int i = 0; i < Config::kBlocksPerStage; ++i) {
             const int q = first + i;
-            const bool zeros = i >= blocks;  // the half stage after a row's odd last block
+            // The half stage after a row's odd last block (never, for blocks 64 wide or more).
+            const bool zeros = Config::kBlocksPerStage > 1 && i >= blocks;
             const int a_col = s * Config::kSliceK, a_row = zeros ? p.a_zero_row : q * BlockH;
             uint8_t* a_slice = a_slices + i * Config::kASliceBytes;
             if constexpr (Cluster > 1) {
@@ -217,7 +211,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
           const uint32_t a_at = a_start + (k / Config::kStepsPerSlice) * Config::kASliceBytes +
                                 (k % Config::kStepsPerSlice) * 32;
           const uint64_t a = wgmma_descriptor(a_at, 16, 8 * Config::kSliceRowBytes,
-                                              slice_swizzle<Config::kSliceRowBytes>());
+                                              swizzle_for_row(Config::kSliceRowBytes));
           const uint64_t b =
               ColMajorB ? wgmma_descriptor(b_start + k * 32, 16, 1024, Swizzle::b128)
                         : wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024,

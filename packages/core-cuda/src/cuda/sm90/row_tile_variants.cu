@@ -21,8 +21,9 @@ struct RowTileVariant {
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(BlockH) +
-           (BlockW != BlockH ? "x" + std::to_string(BlockW) : "") + "_rowtile_n" + std::to_string(TileN) + (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") +
-           (ColMajorB ? "_bcol" : "") + (ColMajorC ? "_ccol" : "");
+           (BlockW != BlockH ? "x" + std::to_string(BlockW) : "") + "_rowtile_n" + std::to_string(TileN) +
+           (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") + (ColMajorB ? "_bcol" : "") +
+           (ColMajorC ? "_ccol" : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
@@ -38,7 +39,7 @@ struct RowTileVariant {
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
     KernelParams params = base_params(args, int32_t(args.a.block_row_count), TileN * Cluster);
     params.a_map = make_tensor_map_2d(values_tensor(args.a), Config::kSliceK, BlockH / Cluster,
-                                      Config::kSliceK == 64 ? TmaSwizzle::b128 : TmaSwizzle::b64);
+                                      tma_swizzle_for_row(Config::kSliceRowBytes));
     params.b_map = ColMajorB ? make_tensor_map_2d(dense_tensor(args.b), 64, 64, TmaSwizzle::b128)
                              : make_tensor_map_2d(dense_tensor(args.b), 64, Config::kSliceK, TmaSwizzle::b128);
     params.c_map = make_tensor_map_2d(dense_tensor(args.c), 64, 64, TmaSwizzle::b128);

@@ -12,6 +12,11 @@ namespace bsrmm::cuda::sm90 {
 
 enum class TmaSwizzle { b32, b64, b128 };
 
+// The swizzle for boxes whose rows are `row_bytes` (32, 64 or 128) long: one swizzle row each.
+constexpr TmaSwizzle tma_swizzle_for_row(int row_bytes) {
+  return row_bytes == 32 ? TmaSwizzle::b32 : row_bytes == 64 ? TmaSwizzle::b64 : TmaSwizzle::b128;
+}
+
 struct Tensor2d {
   const void* data;        // 16-byte aligned
   uint64_t cols;           // innermost extent, elements

@@ -93,8 +93,7 @@ struct TransposedConfig {
   static constexpr int kAccPerEntry = ByRow ? Block / 2 : 32;
   static constexpr int kAccEntries = ByRow ? kGroup : kUnits;
   // The A block's rows (Block * 2 bytes) set the swizzle its K-major operand uses.
-  static constexpr Swizzle kASwizzle =
-      Block == 16 ? Swizzle::b32 : Block == 32 ? Swizzle::b64 : Swizzle::b128;
+  static constexpr Swizzle kASwizzle = swizzle_for_row(Block * 2);
   static constexpr uint32_t kAGroupBytes = 8 * Block * 2;  // 8 rows: the descriptor's SBO
   // wgmma groups (one per stage) left running before a stage is released: small blocks give
   // each stage only a few short wgmma, so waiting for the previous one alone left the tensor

@@ -18,8 +18,8 @@ struct TransposedVariant {
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           (Wide ? "_wide" : "") + "_transposed_r" + std::to_string(Rows) + "_n" + std::to_string(Config::kTileN) +
-           (ByRow ? "_byrow" : "");
+           (Wide ? "_wide" : "") + "_transposed_r" + std::to_string(Rows) + "_n" +
+           std::to_string(Config::kTileN) + (ByRow ? "_byrow" : "");
   }
 
   static int64_t groups(const MatmulArgs& args) {
@@ -39,9 +39,7 @@ struct TransposedVariant {
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
     KernelParams params = base_params(args, int32_t(groups(args)), Config::kTileN);
-    const TmaSwizzle a_swizzle =
-        Block == 16 ? TmaSwizzle::b32 : Block == 32 ? TmaSwizzle::b64 : TmaSwizzle::b128;
-    params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, a_swizzle);
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, tma_swizzle_for_row(Block * 2));
     params.block_parts = int32_t(args.a.block_width / Block);
     // B's slices in one request each where N is whole 64-column chunks, else a request per chunk.
     params.b_column_chunks = args.b.cols % 64 == 0;

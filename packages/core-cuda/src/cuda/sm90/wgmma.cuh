@@ -20,6 +20,12 @@ namespace bsrmm::cuda::sm90 {
 
 enum class Swizzle : uint64_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
 
+// The swizzle of a K-major operand whose shared-memory rows are `row_bytes` (32, 64 or 128) long:
+// the one its TMA box landed in (tensor_map.hpp: tma_swizzle_for_row).
+__host__ __device__ constexpr Swizzle swizzle_for_row(int row_bytes) {
+  return row_bytes == 32 ? Swizzle::b32 : row_bytes == 64 ? Swizzle::b64 : Swizzle::b128;
+}
+
 __device__ inline uint64_t wgmma_descriptor(uint32_t smem_start, uint32_t leading_bytes,
                                             uint32_t stride_bytes, Swizzle swizzle) {
   return uint64_t((smem_start & 0x3FFFF) >> 4) | (uint64_t((leading_bytes & 0x3FFFF) >> 4) << 16) |
