@@ -36,12 +36,17 @@ TEST(DenseFallbackRule, BreakEvenIsTheFittedTable) {
   // Generic kernels are unmeasured and take the sm80 values.
   EXPECT_DOUBLE_EQ(break_even_density(64, 64, SparseFamily::generic), 0.31);
   // sm80: a 16 x 64 block has the area of a 32 x 32 one. sm90 runs it as four 16 x 16 parts
-  // (and 32 x 64 as two 32 x 32 ones); 64 x 32 goes by its area.
+  // (and 32 x 64 as two 32 x 32 ones), and blocks 64 or 128 high at their height's rate.
   EXPECT_DOUBLE_EQ(break_even_density(16, 64, SparseFamily::sm80), 0.17);
   EXPECT_DOUBLE_EQ(break_even_density(16, 64, SparseFamily::sm90), 0.20);
   EXPECT_DOUBLE_EQ(break_even_density(32, 64, SparseFamily::sm90), 0.45);
-  EXPECT_GT(break_even_density(64, 32, SparseFamily::sm90), 0.45);
-  EXPECT_LT(break_even_density(64, 32, SparseFamily::sm90), 0.55);
+  EXPECT_DOUBLE_EQ(break_even_density(64, 32, SparseFamily::sm90), 0.55);
+  EXPECT_DOUBLE_EQ(break_even_density(64, 128, SparseFamily::sm90), 0.55);
+  EXPECT_DOUBLE_EQ(break_even_density(128, 64, SparseFamily::sm90), 0.84);
+  EXPECT_GT(break_even_density(64, 32, SparseFamily::sm80), 0.17);
+  EXPECT_LT(break_even_density(64, 32, SparseFamily::sm80), 0.31);
+  // A width the row tiles do not take goes by area (64 x 16 that of block 32).
+  EXPECT_DOUBLE_EQ(break_even_density(64, 16, SparseFamily::sm90), 0.45);
   // Between measured sizes: interpolated; outside them: clamped.
   const double b48 = break_even_density(48, 48, SparseFamily::sm90);
   EXPECT_GT(b48, 0.45);

@@ -44,11 +44,16 @@ double interpolate(const Point (&table)[Count], double log2_block) {
 
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family) {
   // The sm90 transposed tiles run a block 16 or 32 high and a multiple of that wide as square
-  // parts of its height, at the square block's rate.
+  // parts of its height, at the square block's rate. The row tiles run a block 64 or 128 high
+  // and 32 to 128 wide near the square block of its height (each B byte feeds the block's
+  // height in rows, whatever its width): 64 x 32 and 64 x 128 cross dense at d ~0.55 as block
+  // 64 does, 128 x 64 at ~0.82 (docs/perf-log.md entry 33).
   const bool square_parts = family == SparseFamily::sm90 && block_height <= 32 && block_height > 0 &&
                             block_width % block_height == 0;
-  const double area = square_parts ? double(block_height) * double(block_height)
-                                   : std::max(1.0, double(block_height) * double(block_width));
+  const bool row_tiles = family == SparseFamily::sm90 && (block_height == 64 || block_height == 128) &&
+                         (block_width == 32 || block_width == 64 || block_width == 128);
+  const double area = square_parts || row_tiles ? double(block_height) * double(block_height)
+                                                : std::max(1.0, double(block_height) * double(block_width));
   const double log2_block = 0.5 * std::log2(area);
   return family == SparseFamily::sm90 ? interpolate(kSm90, log2_block)
                                       : interpolate(kSm80, log2_block);

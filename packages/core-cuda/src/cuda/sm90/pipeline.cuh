@@ -17,6 +17,12 @@ struct RingPosition {
       phase ^= 1;
     }
   }
+  // Past `count` stages that another consumer takes.
+  __device__ void skip(int count) {
+    const int at = stage + count;
+    phase ^= uint32_t(at / Stages) & 1;
+    stage = at % Stages;
+  }
 };
 
 }  // namespace bsrmm::cuda::sm90

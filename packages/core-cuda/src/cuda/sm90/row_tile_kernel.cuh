@@ -2,14 +2,16 @@
 //
 // Warp-specialised and persistent: warpgroup 0 is the producer (one thread issues TMA), two
 // consumer warpgroups issue wgmma. A stage is 64 deep in K (one 128-byte swizzle row of 16-bit
-// elements) and holds the A slices of that depth with the matching 64 x TileN slice of B. Blocks
+// elements) and holds the A slices of that depth with the matching 64 x TileN slice of B (32
+// deep for N tiles 512 wide, whose A slices then sit in the 64-byte swizzle). Blocks
 // 64 or 128 wide give a stage a 64-column slice of one block (BlockW / 64 stages per block); a
 // 32-wide block is too shallow to fill a stage alone, so a stage takes two consecutive blocks of
 // the row (each A slice 32 wide, in the 64-byte swizzle; their B panels one above the other) and
 // a row with an odd count ends on a stage whose second half is zeros, loaded from past the ends
 // of A and B (skipping those k-steps instead would branch around wgmma, which makes ptxas fence
 // every one of them). Block height 128: each consumer owns 64 rows x TileN columns (m64nTileN);
-// 64: both own the same 64 rows and split the N tile.
+// 64: both own the same 64 rows and split the N tile (so a 512-wide tile reads each A slice once
+// for 512 columns of B: 10% fewer bytes per flop than at 256, block 64 being bound by them).
 // Every CTA walks its tiles (work_walk.cuh): the plan's balanced list, mostly N-tile-major (the B
 // panels of one N tile stay in L2 while every block row uses them) with the longest rows started
 // early enough to end with the rest; or, without a list, round robin over N tiles x rows
@@ -41,24 +43,32 @@
 
 namespace bsrmm::cuda::sm90 {
 
-template <int BlockH, int BlockW, int TileN>
+template <int BlockH, int BlockW, int TileN, bool PingPong = false>
 struct RowTileConfig {
   static_assert(BlockH == 64 || BlockH == 128, "row tiles take blocks 64 or 128 high");
+  static_assert(!PingPong || BlockH == 64, "ping-pong consumers take blocks 64 high");
   static_assert(BlockW == 32 || BlockW == 64 || BlockW == 128, "row tiles take blocks 32, 64 or 128 wide");
   static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
-  static constexpr int kStageK = 64;
+  // A stage is 64 deep in K (one 128-byte swizzle row of 16-bit A elements), 32 for N tiles 512
+  // wide: their B slice alone would be 64 KB at depth 64, and only 2 such stages would fit.
+  static constexpr int kStageK = TileN > 256 ? 32 : 64;
   // One block's A slice: its whole width up to a stage's depth, in the swizzle of that width.
   static constexpr int kSliceK = BlockW < kStageK ? BlockW : kStageK;
   static constexpr int kSliceRowBytes = kSliceK * 2;
   static constexpr int kBlocksPerStage = kStageK / kSliceK;  // 2 for 32-wide blocks
   static constexpr int kStagesPerBlock = BlockW / kSliceK;   // 2 for 128-wide blocks
   static constexpr int kStepsPerSlice = kSliceK / 16;        // wgmma k16 steps
-  static constexpr bool kSplitN = BlockH == 64;
+  // Who owns what of a tile: block 128, a consumer each 64 of its rows; block 64, both the same
+  // rows and half the N tile each, or (ping-pong) a consumer each whole tile in turn.
+  static constexpr bool kSplitM = BlockH == 128;
+  static constexpr bool kSplitN = BlockH == 64 && !PingPong;
   static constexpr int kConsumerN = kSplitN ? TileN / 2 : TileN;
+  // Consumer warps that release a stage (lane 0 of each warp that reads it), per CTA.
+  static constexpr int kReleasingWarps = PingPong ? 4 : 8;
   static_assert(kConsumerN == 64 || kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
   static constexpr int kASliceBytes = BlockH * kSliceRowBytes;
   static constexpr int kABytes = kBlocksPerStage * kASliceBytes;
-  static constexpr int kBChunkBytes = kStageK * 64 * 2;  // 64 K rows x 64 columns
+  static constexpr int kBChunkBytes = kStageK * 64 * 2;  // kStageK rows x 64 columns
   static constexpr int kBBytes = (TileN / 64) * kBChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
   // Epilogue staging per consumer: kStagingChunks 64 x 64 chunks (one 128B-swizzled TMA store
@@ -87,13 +97,21 @@ struct RowTileConfig {
 // ColMajorB: B is column-major. Its chunks arrive through a map over B^T as 64 columns of 64 K
 // each (K contiguous, like A's slices), so wgmma reads B K-major; a 32-wide block's 32 K would
 // fill only half of those 128-byte rows, so blocks that narrow take row-major B only.
+// PingPong (blocks 64 high): the consumers take the walk's tiles in turn, each a whole
+// 64 x TileN tile (m64nTileN, twice the accumulators of splitting N), and their main loops run
+// one after the other, so one consumer's epilogue and pipeline drain overlap the other's wgmma
+// instead of leaving the tensor cores idle at every tile's end. The order is also what keeps
+// the ring's parity waits sound: a consumer starts waiting on its tile's stages only once the
+// other has waited on all of its own, so no stage can be two laps ahead of it.
 template <typename T, int BlockH, int BlockW, int TileN, int Cluster, bool ColMajorC = false,
-          bool ColMajorB = false>
+          bool ColMajorB = false, bool PingPong = false>
 __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cluster == 1 || Cluster == 2);
-  using Config = RowTileConfig<BlockH, BlockW, TileN>;
-  static_assert(!ColMajorB || Config::kBlocksPerStage == 1, "column-major B needs blocks >= 64 wide");
+  static_assert(Cluster == 1 || !PingPong, "ping-pong consumers run without clusters");
+  using Config = RowTileConfig<BlockH, BlockW, TileN, PingPong>;
+  static_assert(!ColMajorB || (Config::kBlocksPerStage == 1 && Config::kStageK == 64),
+                "column-major B needs blocks >= 64 wide and 64-deep stages");
   static_assert(Cluster == 1 || Config::kBlocksPerStage == 1, "A multicast takes one block per stage");
   // This CTA's N tile within its work item's Cluster tiles, and the peer that shares its A.
   const uint32_t rank = Cluster > 1 ? cluster_cta_rank() : 0;
@@ -108,7 +126,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 8 * Cluster);  // lane 0 of each consumer warp of the cluster
+      mbarrier_init(&empty[s], Config::kReleasingWarps * Cluster);  // of every CTA of the cluster
     }
     mbarrier_init_fence();
     tma_prefetch_map(&p.a_map);
@@ -189,19 +207,30 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       mbarrier_arrive(&empty[stage]);
       if constexpr (Cluster > 1) mbarrier_arrive_cluster(&empty[stage], rank ^ 1u);
     };
-    for (TileWalk walk(p, worker, workers); walk.more(); walk.advance()) {
+    // Ping-pong order: consumer c waits on barrier kOrder + c, which the other arrives on once
+    // it has issued its main loop (and only when this consumer has a turn after it).
+    constexpr int kOrder = 3;
+    int turn = 0;
+    for (TileWalk walk(p, worker, workers); walk.more(); walk.advance(), ++turn) {
       const int tile = walk.tile();
       const int item_n = tile / p.tile_slots;
       const int n_tile = item_n * Cluster + int(rank);
       const int row = TileWalk::row_of(p, tile - item_n * p.tile_slots);
       const int steps = Config::stages_of(__ldg(p.row_ptr + row + 1) - __ldg(p.row_ptr + row));
+      if constexpr (PingPong) {
+        if (turn % 2 != consumer) {
+          ring.skip(steps);
+          continue;
+        }
+        if (turn > 0) named_barrier_sync(kOrder + consumer, 256);
+      }
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
       int previous = -1;
       for (int step = 0; step < steps; ++step) {
         mbarrier_wait(&full[ring.stage], ring.phase);
         const uint32_t a_start = smem_address(smem + ring.stage * Config::kStageBytes) +
-                                 (Config::kSplitN ? 0 : consumer * 64 * Config::kSliceRowBytes);
+                                 (Config::kSplitM ? consumer * 64 * Config::kSliceRowBytes : 0);
         const uint32_t b_start = smem_address(smem + ring.stage * Config::kStageBytes + Config::kABytes) +
                                  (Config::kSplitN ? consumer * (kN / 64) * Config::kBChunkBytes : 0);
         wgmma_fence();
@@ -224,6 +253,8 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
         previous = ring.stage;
         ring.advance();
       }
+      if constexpr (PingPong)
+        if (!walk.last()) named_barrier_arrive(kOrder + (consumer ^ 1), 256);
       wgmma_wait<0>();
       wgmma_fence_operands(acc);
       if (previous >= 0) release(previous);
@@ -232,7 +263,7 @@ __global__ void __launch_bounds__(384, 1) row_tile_kernel(const __grid_constant_
       // 8j + 2(lane % 4) and the next), stmatrix into a 128B-swizzled staging chunk, TMA-store
       // it. The store runs while this warpgroup starts its next tile; only the next pass's
       // write into the same staging waits for the store to have read it.
-      const int row_base = row * BlockH + (Config::kSplitN ? 0 : consumer * 64);
+      const int row_base = row * BlockH + (Config::kSplitM ? consumer * 64 : 0);
       const int col_base = n_tile * TileN + (Config::kSplitN ? consumer * kN : 0);
       const int thread = threadIdx.x % 128;
       uint8_t* my_staging = staging + consumer * Config::kStagingBytes;

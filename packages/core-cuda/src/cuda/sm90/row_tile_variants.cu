@@ -14,16 +14,16 @@ namespace {
 // column-major C ("_ccol", tiles stored transposed) or B ("_bcol", read K-major). Square blocks
 // are named by their size ("_b64"), others by height x width ("_b64x32").
 template <typename T, int BlockH, int BlockW, int TileN, int Cluster = 1, bool ColMajorC = false,
-          bool ColMajorB = false>
+          bool ColMajorB = false, bool PingPong = false>
 struct RowTileVariant {
-  using Config = RowTileConfig<BlockH, BlockW, TileN>;
-  static constexpr auto kernel = row_tile_kernel<T, BlockH, BlockW, TileN, Cluster, ColMajorC, ColMajorB>;
+  using Config = RowTileConfig<BlockH, BlockW, TileN, PingPong>;
+  static constexpr auto kernel = row_tile_kernel<T, BlockH, BlockW, TileN, Cluster, ColMajorC, ColMajorB, PingPong>;
 
   static std::string name() {
     return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(BlockH) +
            (BlockW != BlockH ? "x" + std::to_string(BlockW) : "") + "_rowtile_n" + std::to_string(TileN) +
-           (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") + (ColMajorB ? "_bcol" : "") +
-           (ColMajorC ? "_ccol" : "");
+           (Cluster > 1 ? "_c" + std::to_string(Cluster) : "") + (PingPong ? "_pingpong" : "") +
+           (ColMajorB ? "_bcol" : "") + (ColMajorC ? "_ccol" : "");
   }
 
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
@@ -65,8 +65,14 @@ struct RowTileVariant {
     // N narrower than the tile: the narrowest tile that still covers it wastes least (half
     // the stage bytes at 128 wide, so twice the stages in flight for the same smem).
     if (args.b.cols < TileN * Cluster) return 90 - Cluster - TileN / 64;
+    // 512-wide tiles (blocks 64 high) read A once per 512 columns: 5-12% faster from 1024
+    // columns of blocks per block row on (d = 0.125 at K = 8192), up to 5% slower below, where
+    // a tile's 512-column epilogue weighs more (docs/perf-log.md entry 33).
+    const int64_t row_columns = args.a.nnzb * args.a.block_width / std::max<int64_t>(1, args.a.block_row_count);
+    if (TileN > 256) return row_columns >= 1024 ? 110 : 100;
+    // Ping-pong consumers: level or up to 7% faster than splitting N (entry 32).
     const bool pair_pays = args.a.nnzb >= 8 * args.a.block_row_count;
-    return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0);
+    return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0) + (PingPong ? 1 : 0);
   }
 };
 
@@ -74,7 +80,6 @@ struct RowTileVariant {
 
 template <typename T>
 void append_row_tile_variants(std::vector<Variant>& list) {
-  // No 64 x 512 row tile: with the epilogue's staging only 2 of its 72 KB stages fit.
   list.push_back(make_variant<RowTileVariant<T, 128, 128, 256>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 64, 256>>());
   // 128 wide, preferred for N < 256 (decoding, attention heads): no wgmma work on columns past
@@ -103,6 +108,14 @@ void append_row_tile_variants(std::vector<Variant>& list) {
   list.push_back(make_variant<RowTileVariant<T, 64, 128, 128>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 32, 256>>());
   list.push_back(make_variant<RowTileVariant<T, 64, 32, 128>>());
+  // Blocks 64 high with ping-pong consumers (row_tile_kernel.cuh).
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 256, 1, false, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128, 256, 1, false, false, true>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 32, 256, 1, false, false, true>>());
+  // Blocks 64 high, N tiles 512 wide (32-deep stages; row_tile_kernel.cuh).
+  list.push_back(make_variant<RowTileVariant<T, 64, 64, 512>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 128, 512>>());
+  list.push_back(make_variant<RowTileVariant<T, 64, 32, 512>>());
 }
 
 template void append_row_tile_variants<__half>(std::vector<Variant>&);

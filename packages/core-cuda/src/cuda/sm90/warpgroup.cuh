@@ -25,6 +25,11 @@ __device__ inline void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrive on barrier `id` without waiting: lets the threads that bar.sync on it go on.
+__device__ inline void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Four 8x8 16-bit tiles, each thread holding (row lane/4, columns 2*(lane%4), +1) of tile i in
 // fragments[i] (the accumulator layout of mma / wgmma); thread t names the smem address of row
 // t%8 of tile t/8 (16 bytes).

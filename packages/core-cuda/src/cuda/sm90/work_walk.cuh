@@ -25,6 +25,8 @@ struct TileWalk {
 
   __device__ bool more() const { return next < end; }
   __device__ void advance() { next += step; }
+  // Whether the current tile is this worker's last.
+  __device__ bool last() const { return next + step >= end; }
   // The current tile as (N tile, slot).
   __device__ int32_t tile() const { return items ? __ldg(items + next) : next; }
   // The block row of a row tile's slot: the list names rows directly; the round robin takes the
