@@ -31,7 +31,7 @@ OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 BUILD="${BSRMM_GPU_BUILD:-$ROOT/build/gpu-check}"
 JOBS="${BSRMM_JOBS:-$(nproc)}"
 SUITE="${BSRMM_BENCH_SUITE:-grid}"
-STEPS="${BSRMM_GPU_STEPS:-env build ctest timing memcheck racecheck synccheck python conformance bench carried}"
+STEPS="${BSRMM_GPU_STEPS:-env build ctest timing roof memcheck racecheck synccheck python conformance bench carried}"
 LOG="$OUT_DIR/gpu-check.log"
 SUMMARY="$OUT_DIR/gpu-check.json"
 : > "$LOG"
@@ -148,6 +148,16 @@ step_timing() {
   "$BUILD/grid_timing" ${BSRMM_TIMING_FILTER:-}
 }
 
+# The row tiles' data-movement floor (tools/gpu/row_tile_roof.cu): their TMA traffic alone, no math.
+step_roof() {
+  local nvcc
+  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  "$nvcc" -O2 -std=c++17 -arch=sm_90a "$ROOT/tools/gpu/row_tile_roof.cu" \
+    "$ROOT/packages/core-cuda/src/cuda/sm90/tensor_map.cu" -I"$ROOT/packages/core-cuda/include" \
+    -I"$ROOT/packages/core-cuda/src" -o "$BUILD/row_tile_roof" || return 1
+  "$BUILD/row_tile_roof"
+}
+
 step_python() {
   [ -d "$ROOT/packages/python" ] || { echo "SKIP: packages/python is absent"; return 0; }
   CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" python3 -m pip install --no-build-isolation --no-deps -v \
@@ -208,6 +218,7 @@ run_step env step_env
 run_step build step_build
 run_step ctest step_ctest
 run_step timing step_timing
+run_step roof step_roof
 run_step memcheck step_memcheck
 run_step racecheck step_racecheck
 run_step synccheck step_synccheck
