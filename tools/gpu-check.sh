@@ -152,7 +152,7 @@ step_timing() {
 step_roof() {
   local nvcc
   nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
-  "$nvcc" -O2 -std=c++17 -arch=sm_90a "$ROOT/tools/gpu/row_tile_roof.cu" \
+  "$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$ROOT/tools/gpu/row_tile_roof.cu" \
     "$ROOT/packages/core-cuda/src/cuda/sm90/tensor_map.cu" -I"$ROOT/packages/core-cuda/include" \
     -I"$ROOT/packages/core-cuda/src" -o "$BUILD/row_tile_roof" || return 1
   "$BUILD/row_tile_roof"

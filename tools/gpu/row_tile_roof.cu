@@ -5,19 +5,23 @@
 // under it) into the same ring of full / empty mbarriers; a consumer thread only waits for each
 // stage and frees it (no wgmma), and optionally stores the tile's C through TMA as the epilogue
 // does (from a staging chunk it never writes: the bytes, not their values, are what costs).
+// Pair: the `_c2` flow, two CTAs of a cluster on neighbouring N tiles of one block row, each
+// loading half of every A slice and multicasting it into both (so A crosses L2 once per pair).
 //
 // Its time is what L2 -> shared memory (and C's stores) alone take: row_tile_kernel at the same
 // time is bound by data movement, and no scheduling of its math can make it faster without
 // moving fewer bytes. The pattern is the grid's: uniform, the same block count per block row.
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90a -Ipackages/core-cuda/include -Ipackages/core-cuda/src \
-//        tools/gpu/row_tile_roof.cu packages/core-cuda/src/cuda/sm90/tensor_map.cu -o roof && ./roof [held]
+//   nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ipackages/core-cuda/include \
+//        -Ipackages/core-cuda/src tools/gpu/row_tile_roof.cu packages/core-cuda/src/cuda/sm90/tensor_map.cu \
+//        -o roof && ./roof [held]
 //
 // "held": rings of 2, 3 and 4 stages at d 0.125 and 0.5, to tell latency from bandwidth (the row
 // tiles keep two stages per consumer busy, so fewer are loading than the ring holds).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/sm90/cluster.cuh"
 #include "cuda/sm90/mbarrier.cuh"
 #include "cuda/sm90/smem.cuh"
 #include "cuda/sm90/tensor_map.hpp"
@@ -53,7 +57,7 @@ struct RoofParams {
   bool store_c;
 };
 
-template <int BlockH>
+template <int BlockH, int Cluster>
 __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ RoofParams p) {
   constexpr int kABytes = BlockH * 128, kChunk = 64 * 128, kStageBytes = kABytes + (kTileN / 64) * kChunk;
   extern __shared__ uint8_t smem_raw[];
@@ -61,52 +65,67 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
   uint8_t* staging = smem + p.stages * kStageBytes;  // one 64 x 64 chunk, read by every store
   uint64_t* full = reinterpret_cast<uint64_t*>(staging + kChunk);
   uint64_t* empty = full + p.stages;
+  const uint32_t rank = Cluster > 1 ? cluster_cta_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 1);
+      mbarrier_init(&empty[s], Cluster);  // each consumer of the pair frees both CTAs' stage
     }
     mbarrier_init_fence();
   }
-  __syncthreads();
-  if (threadIdx.x % 32 != 0) return;
+  if constexpr (Cluster > 1) cluster_sync();
+  else __syncthreads();
   const bool producer = threadIdx.x == 0;
-  int stage = 0;
-  uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-    const int n_tile = tile / p.block_rows, row = tile % p.block_rows;
-    for (int q = p.row_ptr[row]; q < p.row_ptr[row + 1]; ++q) {
-      for (int s = 0; s < BlockH / 64; ++s) {
-        if (producer) {
-          mbarrier_wait(&empty[stage], phase ^ 1);
-          uint8_t* at = smem + stage * kStageBytes;
-          mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
-          tma_load_2d(at, &p.a_map, s * 64, q * BlockH, &full[stage]);
-          const int k = p.col_idx[q] * BlockH + s * 64;
-          for (int j = 0; j < kTileN / 64; ++j)
-            tma_load_2d(at + kABytes + j * kChunk, &p.b_map, n_tile * kTileN + 64 * j, k, &full[stage]);
-        } else {
-          mbarrier_wait(&full[stage], phase);
-          mbarrier_arrive(&empty[stage]);
-        }
-        if (++stage == p.stages) {
-          stage = 0;
-          phase ^= 1;
+  if (threadIdx.x % 32 == 0) {
+    int stage = 0;
+    uint32_t phase = 0;
+    // With a pair, a work item is (block row, pair of N tiles), walked by both CTAs.
+    const int items = p.tiles / Cluster, worker = blockIdx.x / Cluster, workers = gridDim.x / Cluster;
+    for (int item = worker; item < items; item += workers) {
+      const int n_tile = (item / p.block_rows) * Cluster + int(rank), row = item % p.block_rows;
+      for (int q = p.row_ptr[row]; q < p.row_ptr[row + 1]; ++q) {
+        for (int s = 0; s < BlockH / 64; ++s) {
+          if (producer) {
+            mbarrier_wait(&empty[stage], phase ^ 1);
+            uint8_t* at = smem + stage * kStageBytes;
+            mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
+            if constexpr (Cluster > 1) {
+              constexpr int kHalf = BlockH / 2;
+              tma_load_2d_multicast(at + rank * kHalf * 128, &p.a_map, s * 64, q * BlockH + int(rank) * kHalf,
+                                    &full[stage], 0b11);
+            } else {
+              tma_load_2d(at, &p.a_map, s * 64, q * BlockH, &full[stage]);
+            }
+            const int k = p.col_idx[q] * BlockH + s * 64;
+            for (int j = 0; j < kTileN / 64; ++j)
+              tma_load_2d(at + kABytes + j * kChunk, &p.b_map, n_tile * kTileN + 64 * j, k, &full[stage]);
+          } else {
+            mbarrier_wait(&full[stage], phase);
+            mbarrier_arrive(&empty[stage]);
+            if constexpr (Cluster > 1) mbarrier_arrive_cluster(&empty[stage], rank ^ 1u);
+          }
+          if (++stage == p.stages) {
+            stage = 0;
+            phase ^= 1;
+          }
         }
       }
+      if (!producer && p.store_c) {
+        for (int r = 0; r < BlockH; r += 64)
+          for (int j = 0; j < kTileN / 64; ++j)
+            tma_store_2d(&p.c_map, staging, n_tile * kTileN + 64 * j, row * BlockH + r);
+        bulk_commit();
+        bulk_wait_read<2>();  // at most a few tiles' stores in flight, as the epilogue's staging allows
+      }
     }
-    if (!producer && p.store_c) {
-      for (int r = 0; r < BlockH; r += 64)
-        for (int j = 0; j < kTileN / 64; ++j)
-          tma_store_2d(&p.c_map, staging, n_tile * kTileN + 64 * j, row * BlockH + r);
-      bulk_commit();
-      bulk_wait_read<2>();  // at most a few tiles' stores in flight, as the epilogue's staging allows
-    }
+    if (!producer) bulk_wait<0>();
   }
-  if (!producer) bulk_wait<0>();
+  __syncwarp();
+  // The peer may still multicast into our stages or arrive on our barriers until it is done.
+  if constexpr (Cluster > 1) cluster_sync();
 }
 
-template <int BlockH>
+template <int BlockH, int Cluster = 1>
 void measure(double density, int stages, bool store_c, int sm_count) {
   const int block_rows = kM / BlockH, block_cols = kK / BlockH;
   const int per_row = std::max(1, int(density * block_cols + 0.5));
@@ -136,7 +155,7 @@ void measure(double density, int stages, bool store_c, int sm_count) {
 
   RoofParams p{};
   p.a_map = make_tensor_map_2d({a, uint64_t(BlockH), uint64_t(nnzb) * BlockH, uint64_t(BlockH) * 2, 2}, 64,
-                               BlockH, TmaSwizzle::b128);
+                               BlockH / Cluster, TmaSwizzle::b128);
   p.b_map = make_tensor_map_2d({b, uint64_t(kN), uint64_t(kK), uint64_t(kN) * 2, 2}, 64, 64, TmaSwizzle::b128);
   p.c_map = make_tensor_map_2d({c, uint64_t(kN), uint64_t(kM), uint64_t(kN) * 2, 2}, 64, 64, TmaSwizzle::b128);
   p.row_ptr = d_row_ptr;
@@ -147,15 +166,25 @@ void measure(double density, int stages, bool store_c, int sm_count) {
   p.store_c = store_c;
   const int stage_bytes = BlockH * 128 + (kTileN / 64) * 64 * 128;
   const int smem = 1024 + stages * stage_bytes + 64 * 128 + 16 * stages;
-  CHECK_CUDA(cudaFuncSetAttribute(roof_kernel<BlockH>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const int grid = std::min(sm_count, p.tiles);
+  const auto kernel = roof_kernel<BlockH, Cluster>;
+  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int grid = std::min(sm_count, p.tiles) / Cluster * Cluster;
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  config.gridDim = dim3(unsigned(grid));
+  config.blockDim = dim3(64);
+  config.dynamicSmemBytes = size_t(smem);
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim = {unsigned(Cluster), 1, 1};
+  config.attrs = &attribute;
+  config.numAttrs = 1;
   cudaEvent_t start, stop;
   CHECK_CUDA(cudaEventCreate(&start));
   CHECK_CUDA(cudaEventCreate(&stop));
   std::vector<float> times;
   for (int run = 0; run < 12; ++run) {
     CHECK_CUDA(cudaEventRecord(start));
-    roof_kernel<BlockH><<<grid, 64, smem>>>(p);
+    CHECK_CUDA(cudaLaunchKernelEx(&config, kernel, p));
     CHECK_CUDA(cudaEventRecord(stop));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
@@ -165,10 +194,12 @@ void measure(double density, int stages, bool store_c, int sm_count) {
   CHECK_CUDA(cudaGetLastError());
   std::sort(times.begin(), times.end());
   const double ms = times[times.size() / 2];
-  const double read_bytes = double(nnzb) * (BlockH / 64) * (kN / kTileN) * stage_bytes;
+  // A's bytes cross L2 once per pair of N tiles with a cluster.
+  const double read_bytes =
+      double(nnzb) * (BlockH / 64) * (kN / kTileN) * (stage_bytes - BlockH * 128 * (Cluster - 1) / Cluster);
   const double flops = 2.0 * nnzb * BlockH * BlockH * kN;
-  std::printf("b%-3d d%-5.3f stages %d  C stores %-3s  %.4f ms  L2 reads %5.2f TB/s  as TFLOPS %6.1f\n", BlockH,
-              density, stages, store_c ? "yes" : "no", ms, read_bytes / ms / 1e9, flops / ms / 1e9);
+  std::printf("b%-3d%s d%-5.3f stages %d  C stores %-3s  %.4f ms  L2 reads %5.2f TB/s  as TFLOPS %6.1f\n", BlockH,
+              Cluster > 1 ? " pair" : "     ", density, stages, store_c ? "yes" : "no", ms, read_bytes / ms / 1e9, flops / ms / 1e9);
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   CHECK_CUDA(cudaFree(c));
@@ -195,6 +226,7 @@ int main(int argc, char** argv) {
     for (bool store_c : {false, true}) measure<64>(density, 4, store_c, sm_count);
     measure<64>(density, 5, true, sm_count);
     for (bool store_c : {false, true}) measure<128>(density, 4, store_c, sm_count);
+    measure<128, 2>(density, 4, true, sm_count);  // the _c2 flow: A shared by multicast
   }
   return 0;
 }
