@@ -61,15 +61,24 @@ struct RowTileVariant {
   // (halving it again) but needs twice the N tiles, and loses to a single CTA below about 8
   // blocks per row (d = 0.05 at block 128: 351 vs 363 TFLOPS), where the pair's lock step costs
   // more than the traffic it saves.
-  static int preference(const MatmulArgs& args, const DeviceTraits&) {
+  static int preference(const MatmulArgs& args, const DeviceTraits& device) {
     // N narrower than the tile: the narrowest tile that still covers it wastes least (half
     // the stage bytes at 128 wide, so twice the stages in flight for the same smem).
     if (args.b.cols < TileN * Cluster) return 90 - Cluster - TileN / 64;
     // 512-wide tiles (blocks 64 high) read A once per 512 columns: 5-12% faster from 1024
     // columns of blocks per block row on (d = 0.125 at K = 8192), up to 5% slower below, where
-    // a tile's 512-column epilogue weighs more (docs/perf-log.md entry 33).
-    const int64_t row_columns = args.a.nnzb * args.a.block_width / std::max<int64_t>(1, args.a.block_row_count);
-    if (TileN > 256) return row_columns >= 1024 ? 110 : 100;
+    // a tile's 512-column epilogue weighs more (docs/perf-log.md entry 33). And only where their
+    // waves of tiles over the SMs hold no more work than the 256-wide tiles' (each is twice the
+    // work, and N not a multiple of 512 computes past its end): else what they save in bytes
+    // goes to SMs idle in the last wave.
+    if constexpr (TileN > 256) {
+      const int64_t rows = args.a.block_row_count, sms = std::max(1, device.sm_count);
+      const int64_t row_columns = args.a.nnzb * args.a.block_width / std::max<int64_t>(1, rows);
+      const auto waves = [&](int64_t tile_n) {
+        return (rows * ((args.b.cols + tile_n - 1) / tile_n) + sms - 1) / sms;
+      };
+      return row_columns >= 1024 && 2 * waves(TileN) <= waves(TileN / 2) ? 110 : 100;
+    }
     // Ping-pong consumers: level or up to 7% faster than splitting N (entry 32).
     const bool pair_pays = args.a.nnzb >= 8 * args.a.block_row_count;
     return 100 + TileN / 64 + (Cluster > 1 ? (pair_pays ? 1 : -1) : 0) + (PingPong ? 1 : 0);
