@@ -84,9 +84,14 @@ step_env() {
   git -C "$ROOT" log --oneline -n 1 2>/dev/null || true
 }
 
+# The CUDA compiler the build uses: CMake's choice if given, else CUDACXX, else nvcc on PATH.
+cuda_compiler() {
+  echo "${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+}
+
 step_build() {
   local nvcc
-  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  nvcc="$(cuda_compiler)"
   [ -n "$nvcc" ] || { echo "no nvcc: set CUDACXX or put nvcc on PATH"; return 1; }
   # The GPU machine's image may lack GoogleTest and cannot download it: build a carried source
   # tree (.carry/googletest, e.g. a copy of Debian's /usr/src/googletest) when none is installed.
@@ -142,7 +147,7 @@ step_synccheck() {
 # Quick kernel timing on the grid problem (tools/gpu/grid_timing.cpp), against the built core.
 step_timing() {
   local nvcc
-  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  nvcc="$(cuda_compiler)"
   "$nvcc" -O2 -std=c++17 "$ROOT/tools/gpu/grid_timing.cpp" -I"$ROOT/packages/core-cuda/include" \
     -I"$ROOT/packages/core-cuda/src" "$BUILD/libbsrmm.a" -lpthread -o "$BUILD/grid_timing" || return 1
   "$BUILD/grid_timing" ${BSRMM_TIMING_FILTER:-}
@@ -151,7 +156,7 @@ step_timing() {
 # The row tiles' data-movement floor (tools/gpu/row_tile_roof.cu): their TMA traffic alone, no math.
 step_roof() {
   local nvcc
-  nvcc="${CMAKE_CUDA_COMPILER:-${CUDACXX:-$(command -v nvcc)}}"
+  nvcc="$(cuda_compiler)"
   "$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$ROOT/tools/gpu/row_tile_roof.cu" \
     "$ROOT/packages/core-cuda/src/cuda/sm90/tensor_map.cu" -I"$ROOT/packages/core-cuda/include" \
     -I"$ROOT/packages/core-cuda/src" -o "$BUILD/row_tile_roof" || return 1
