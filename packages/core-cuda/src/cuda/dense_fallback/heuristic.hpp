@@ -15,7 +15,8 @@ enum class SparseFamily { generic, sm80, sm90 };
 // Density (stored blocks / all blocks of A) at which the dense GEMM and the family's sparse
 // kernels take the same time, for f16/bf16 with a large N. Between the measured block sizes the
 // value is interpolated in log2(sqrt(block area)); outside them it is clamped. sm90 runs blocks
-// 16 or 32 high and a multiple of that wide as square parts: the square block's value.
+// 16 or 32 high and a multiple of that wide as square parts, and blocks 64 or 128 high and 32 to
+// 128 wide at about the rate of their height: the square block's value in both cases.
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family);
 
 enum class Placement {
