@@ -5,8 +5,9 @@
 // under it) into the same ring of full / empty mbarriers; a consumer thread only waits for each
 // stage and frees it (no wgmma), and optionally stores the tile's C through TMA as the epilogue
 // does (from a staging chunk it never writes: the bytes, not their values, are what costs).
-// Pair: the `_c2` flow, two CTAs of a cluster on neighbouring N tiles of one block row, each
-// loading half of every A slice and multicasting it into both (so A crosses L2 once per pair).
+// Pair / quad: the `_c2` / `_c4` flows, two or four CTAs of a cluster on neighbouring N tiles of
+// one block row, each loading its share of every A slice and multicasting it into all of them
+// (so A crosses L2 once per cluster).
 //
 // Its time is what L2 -> shared memory (and C's stores) alone take: row_tile_kernel at the same
 // time is bound by data movement, and no scheduling of its math can make it faster without
@@ -32,6 +33,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace bsrmm::cuda::sm90;
@@ -54,6 +56,7 @@ struct RoofParams {
   const int* row_ptr;
   const int* col_idx;
   int block_rows, tiles, stages;
+  int band;  // work items (N tiles or clusters of them) a block row runs before the next row
   bool store_c;
 };
 
@@ -69,7 +72,7 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], Cluster);  // each consumer of the pair frees both CTAs' stage
+      mbarrier_init(&empty[s], Cluster);  // each consumer of the cluster frees every CTA's stage
     }
     mbarrier_init_fence();
   }
@@ -79,10 +82,14 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
   if (threadIdx.x % 32 == 0) {
     int stage = 0;
     uint32_t phase = 0;
-    // With a pair, a work item is (block row, pair of N tiles), walked by both CTAs.
+    // With a cluster, a work item is (block row, Cluster N tiles), walked by all its CTAs.
     const int items = p.tiles / Cluster, worker = blockIdx.x / Cluster, workers = gridDim.x / Cluster;
     for (int item = worker; item < items; item += workers) {
-      const int n_tile = (item / p.block_rows) * Cluster + int(rank), row = item % p.block_rows;
+      // Bands of p.band items: every row runs the band's items before the next row starts
+      // (1: N-tile-major, the row tiles' own order).
+      const int band = item / (p.band * p.block_rows), in_band = item % (p.band * p.block_rows);
+      const int row = in_band / p.band, n_item = band * p.band + in_band % p.band;
+      const int n_tile = n_item * Cluster + int(rank);
       for (int q = p.row_ptr[row]; q < p.row_ptr[row + 1]; ++q) {
         for (int s = 0; s < BlockH / 64; ++s) {
           if (producer) {
@@ -90,9 +97,9 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
             uint8_t* at = smem + stage * kStageBytes;
             mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
             if constexpr (Cluster > 1) {
-              constexpr int kHalf = BlockH / 2;
-              tma_load_2d_multicast(at + rank * kHalf * 128, &p.a_map, s * 64, q * BlockH + int(rank) * kHalf,
-                                    &full[stage], 0b11);
+              constexpr int kShare = BlockH / Cluster;
+              tma_load_2d_multicast(at + rank * kShare * 128, &p.a_map, s * 64, q * BlockH + int(rank) * kShare,
+                                    &full[stage], uint16_t((1u << Cluster) - 1));
             } else {
               tma_load_2d(at, &p.a_map, s * 64, q * BlockH, &full[stage]);
             }
@@ -102,7 +109,7 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
           } else {
             mbarrier_wait(&full[stage], phase);
             mbarrier_arrive(&empty[stage]);
-            if constexpr (Cluster > 1) mbarrier_arrive_cluster(&empty[stage], rank ^ 1u);
+            for (uint32_t peer = 1; peer < Cluster; ++peer) mbarrier_arrive_cluster(&empty[stage], rank ^ peer);
           }
           if (++stage == p.stages) {
             stage = 0;
@@ -126,7 +133,7 @@ __global__ void __launch_bounds__(64, 1) roof_kernel(const __grid_constant__ Roo
 }
 
 template <int BlockH, int Cluster = 1>
-void measure(double density, int stages, bool store_c, int sm_count) {
+void measure(double density, int stages, bool store_c, int sm_count, int band = 1) {
   const int block_rows = kM / BlockH, block_cols = kK / BlockH;
   const int per_row = std::max(1, int(density * block_cols + 0.5));
   std::mt19937 random(1);
@@ -163,21 +170,26 @@ void measure(double density, int stages, bool store_c, int sm_count) {
   p.block_rows = block_rows;
   p.tiles = block_rows * (kN / kTileN);
   p.stages = stages;
+  p.band = band;
   p.store_c = store_c;
   const int stage_bytes = BlockH * 128 + (kTileN / 64) * 64 * 128;
   const int smem = 1024 + stages * stage_bytes + 64 * 128 + 16 * stages;
   const auto kernel = roof_kernel<BlockH, Cluster>;
   CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const int grid = std::min(sm_count, p.tiles) / Cluster * Cluster;
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attribute{};
-  config.gridDim = dim3(unsigned(grid));
   config.blockDim = dim3(64);
   config.dynamicSmemBytes = size_t(smem);
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim = {unsigned(Cluster), 1, 1};
   config.attrs = &attribute;
   config.numAttrs = 1;
+  // As many clusters as fit at once (a GPC's SMs need not divide by 4), as row_tile_kernel launches.
+  config.gridDim = dim3(unsigned(Cluster));
+  int clusters = 0;
+  CHECK_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  const int grid = std::min(std::min(sm_count, p.tiles) / Cluster, clusters) * Cluster;
+  config.gridDim = dim3(unsigned(grid));
   cudaEvent_t start, stop;
   CHECK_CUDA(cudaEventCreate(&start));
   CHECK_CUDA(cudaEventCreate(&stop));
@@ -194,12 +206,14 @@ void measure(double density, int stages, bool store_c, int sm_count) {
   CHECK_CUDA(cudaGetLastError());
   std::sort(times.begin(), times.end());
   const double ms = times[times.size() / 2];
-  // A's bytes cross L2 once per pair of N tiles with a cluster.
+  // A's bytes cross L2 once per cluster of N tiles.
   const double read_bytes =
       double(nnzb) * (BlockH / 64) * (kN / kTileN) * (stage_bytes - BlockH * 128 * (Cluster - 1) / Cluster);
   const double flops = 2.0 * nnzb * BlockH * BlockH * kN;
-  std::printf("b%-3d%s d%-5.3f stages %d  C stores %-3s  %.4f ms  L2 reads %5.2f TB/s  as TFLOPS %6.1f\n", BlockH,
-              Cluster > 1 ? " pair" : "     ", density, stages, store_c ? "yes" : "no", ms, read_bytes / ms / 1e9, flops / ms / 1e9);
+  std::printf("b%-3d%s d%-5.3f stages %d  C stores %-3s  band %d  %.4f ms  L2 reads %5.2f TB/s  as TFLOPS %6.1f"
+              "  (%d CTAs)\n",
+              BlockH, Cluster == 4 ? " quad" : Cluster == 2 ? " pair" : "     ", density, stages,
+              store_c ? "yes" : "no", band, ms, read_bytes / ms / 1e9, flops / ms / 1e9, grid);
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   CHECK_CUDA(cudaFree(c));
@@ -212,6 +226,14 @@ void measure(double density, int stages, bool store_c, int sm_count) {
 int main(int argc, char** argv) {
   int sm_count = 0;
   CHECK_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
+  if (argc > 1 && std::string(argv[1]) == "band") {  // walk orders: bands of 1, 2, 4, 8 items
+    for (double density : {0.125, 0.25, 0.5})
+      for (int band : {1, 2, 4, 8}) {
+        measure<128, 2>(density, 4, true, sm_count, band);
+        measure<64>(density, 4, true, sm_count, band);
+      }
+    return 0;
+  }
   if (argc > 1) {  // "held": fewer stages in flight, as when consumers hold two stages each
     for (double density : {0.125, 0.5})
       for (int stages : {2, 3, 4}) {
@@ -227,6 +249,7 @@ int main(int argc, char** argv) {
     measure<64>(density, 5, true, sm_count);
     for (bool store_c : {false, true}) measure<128>(density, 4, store_c, sm_count);
     measure<128, 2>(density, 4, true, sm_count);  // the _c2 flow: A shared by multicast
+    measure<128, 4>(density, 4, true, sm_count);  // the _c4 flow
   }
   return 0;
 }
