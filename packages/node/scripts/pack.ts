@@ -20,6 +20,8 @@ interface Manifest {
 }
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Manifest;
 const platforms = ["linux-x64-gnu"];
+// npm ships a package's LICENSE whatever `files` says; the one text lives at the repository root.
+const license = join(root, "..", "..", "LICENSE");
 
 function pack(dir: string): string {
   const name = execFileSync("npm", ["pack", "--silent", "--pack-destination", out], { cwd: dir, encoding: "utf8" }).trim();
@@ -33,12 +35,14 @@ for (const platform of platforms) {
   const stage = mkdtempSync(join(tmpdir(), `bsrmm-${platform}-`));
   cpSync(join(root, "npm", platform), stage, { recursive: true });
   cpSync(binary, join(stage, `bsrmm.${platform}.node`));
+  cpSync(license, join(stage, "LICENSE"));
   tarballs.push(pack(stage));
 }
 
 // The main package: what `files` lists, and the manifest as `napi pre-publish` would leave it.
 const stage = mkdtempSync(join(tmpdir(), "bsrmm-main-"));
 for (const entry of [...(manifest.files ?? []), "README.md"]) cpSync(join(root, entry), join(stage, entry), { recursive: true });
+cpSync(license, join(stage, "LICENSE"));
 const published: Manifest = { ...manifest, optionalDependencies: Object.fromEntries(platforms.map((p) => [`bsrmm-${p}`, manifest.version])) };
 delete published.scripts;
 delete published.devDependencies;

@@ -34,6 +34,9 @@ test("npm pack -> install in an empty directory -> the example and the smoke tes
   const smoke = execFileSync("node", ["pack-smoke.mjs", version], { cwd: app, encoding: "utf8" });
   console.log(`# ${smoke.trim().replace(/\n/g, "\n# ")}`);
   assert.match(smoke, /pack-smoke: ok/);
+  const license = readFileSync(join(root, "..", "..", "LICENSE"), "utf8");
+  for (const pkg of ["bsrmm", "bsrmm-linux-x64-gnu"])
+    assert.equal(readFileSync(join(app, "node_modules", pkg, "LICENSE"), "utf8"), license, `${pkg} ships the LICENSE`);
   // CommonJS consumers get the same package.
   const cjs = execFileSync("node", ["-e", "const b = require('bsrmm'); console.log(typeof b.matmul, b.version())"], { cwd: app, encoding: "utf8" });
   assert.match(cjs, /^function \d+\.\d+\.\d+/);

@@ -8,7 +8,8 @@
   the core and cudart are linked statically;
 - with --cuda, SASS for sm_90a and sm_80 and compute_80 PTX inside (cuobjdump); with --no-cuda,
   no CUDA code at all (the package says so at run time: bsrmm.cuda_unavailable_reason());
-- the metadata's name, version and numpy requirement.
+- the metadata's name, version, numpy requirement, Python floor and license, and the license
+  text inside (dist-info/licenses/LICENSE, the repository's LICENSE).
 Runs in the toolchain venv: pyelftools comes with auditwheel, cuobjdump with nvidia-cuda-cuobjdump.
 """
 
@@ -61,6 +62,14 @@ def check_metadata(archive: zipfile.ZipFile, version: str) -> None:
         raise CheckFailed(f"METADATA says {metadata['Name']} {metadata['Version']}, expected bsrmm {version}")
     if not any(r.startswith("numpy") for r in metadata.get_all("Requires-Dist") or []):
         raise CheckFailed("METADATA does not require numpy")
+    if metadata["Requires-Python"] != ">=3.10":
+        raise CheckFailed(f"METADATA says Requires-Python {metadata['Requires-Python']}, expected >=3.10")
+    if metadata["License-Expression"] != "Apache-2.0":
+        raise CheckFailed(f"METADATA says License-Expression {metadata['License-Expression']}, expected Apache-2.0")
+    license_text = (Path(__file__).resolve().parents[3] / "LICENSE").read_bytes()
+    shipped = f"bsrmm-{version}.dist-info/licenses/LICENSE"
+    if shipped not in archive.namelist() or archive.read(shipped) != license_text:
+        raise CheckFailed("the wheel's dist-info/licenses/LICENSE is not the repository's LICENSE")
 
 
 def dynamic_entries(library: Path) -> tuple[list[str], list[str], bool]:
