@@ -8,6 +8,7 @@
 #include "../common/error.hpp"
 #include "cuda_backend.hpp"
 #include "dense_fallback/heuristic.hpp"
+#include "narrow/heuristic.hpp"
 #include "runtime/device_guard.hpp"
 #include "runtime/device_traits.hpp"
 #include "variant.hpp"
@@ -19,10 +20,13 @@
 namespace bsrmm::cuda {
 namespace {
 
+constexpr int kNarrowFirst = 8;
+
 const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
     std::vector<Variant> list;
-    for (auto family : {&sm90_variants, &sm80_variants, &generic_variants, &dense_fallback_variants}) {
+    for (auto family : {&narrow_variants, &sm90_variants, &sm80_variants, &generic_variants,
+                         &dense_fallback_variants}) {
       std::vector<Variant> part = family();
       list.insert(list.end(), part.begin(), part.end());
     }
@@ -31,10 +35,15 @@ const std::vector<Variant>& all_variants() {
   return all;
 }
 
-int family_rank(const std::string& name) {
+// Sparse families by rank: sm90 > sm80 > generic. The narrow kernels rank first where they move
+// the fewest bytes (small N) or where only the generic kernel would take the blocks, and just
+// above generic otherwise (narrow/heuristic.hpp).
+int family_rank(const std::string& name, const MatmulArgs& args) {
   const std::string_view view(name);
-  if (view.substr(0, 5) == "sm90_") return 2;
-  if (view.substr(0, 5) == "sm80_") return 1;
+  if (view.substr(0, 7) == "narrow_")
+    return narrow::preferred(args.a.block_height, args.a.block_width, args.c.cols) ? kNarrowFirst : 1;
+  if (view.substr(0, 5) == "sm90_") return 6;
+  if (view.substr(0, 5) == "sm80_") return 4;
   return 0;
 }
 
@@ -44,8 +53,14 @@ dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_spars
   const BsrView& a = args.a;
   const double blocks = double(a.block_row_count) * double(a.block_col_count);
   const double density = blocks > 0 ? double(a.nnzb) / blocks : 0.0;
-  const auto family = best_sparse_rank == 2   ? dense_fallback::SparseFamily::sm90
-                      : best_sparse_rank == 1 ? dense_fallback::SparseFamily::sm80
+  // At small N the narrow kernels read only the stored blocks at memory speed, where a dense
+  // product reads all of A: the dense GEMM can win only when most blocks are stored, so the
+  // tuner times it from there on (the fitted break-evens below are for N in the thousands; tiny
+  // blocks at large N use the generic family's).
+  if (best_sparse_rank == kNarrowFirst && args.c.cols <= narrow::kMaxCols)
+    return density >= 0.3 ? dense_fallback::Placement::last : dense_fallback::Placement::skip;
+  const auto family = best_sparse_rank == 6   ? dense_fallback::SparseFamily::sm90
+                      : best_sparse_rank == 4 ? dense_fallback::SparseFamily::sm80
                                               : dense_fallback::SparseFamily::generic;
   return dense_fallback::placement(density, a.dtype, a.block_height, a.block_width, family);
 }
@@ -80,7 +95,7 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
       continue;
     }
     if (!candidate.supports(args, device)) continue;
-    ranked.push_back({&candidate, family_rank(candidate.name), candidate.preference(args, device)});
+    ranked.push_back({&candidate, family_rank(candidate.name, args), candidate.preference(args, device)});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
     return x.rank != y.rank ? x.rank > y.rank : x.preference > y.preference;

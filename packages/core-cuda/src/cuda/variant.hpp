@@ -34,6 +34,7 @@ struct Variant {
 std::vector<Variant> generic_variants();  // src/cuda/generic/: any dtype, block shape, layout
 std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async pipelines
 std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
+std::vector<Variant> narrow_variants();   // src/cuda/narrow/: memory-bound small N and tiny blocks, any dtype
 std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
 
 }  // namespace bsrmm::cuda

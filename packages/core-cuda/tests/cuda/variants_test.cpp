@@ -1,4 +1,4 @@
-// Every sm80 and generic variant, forced by name, on problems its name says it takes: several
+// Every sm80, generic and narrow variant, forced by name, on problems its name says it takes: several
 // block shapes, both C layouts, N tails, alpha/beta, bias and activation, op(A) = A^T, BSR
 // arrays from host and from device memory. (sm90 variants: tests/cuda/sm90/.)
 #include "gpu_test_support.hpp"
@@ -14,7 +14,8 @@ std::vector<std::string> forceable_variants() {
   std::vector<std::string> names;
   for (int32_t i = 0; i < bsrmm_variant_count(); ++i) {
     const std::string name = bsrmm_variant_name(i);
-    if (name.rfind("sm80_", 0) == 0 || name.rfind("generic_", 0) == 0) names.push_back(name);
+    if (name.rfind("sm80_", 0) == 0 || name.rfind("generic_", 0) == 0 || name.rfind("narrow_", 0) == 0)
+      names.push_back(name);
   }
   return names;
 }
@@ -49,7 +50,8 @@ Promise parse(const std::string& name) {
     promise.dtype = dtype_from(dtype, &promise.f32_mode);
     promise.b_layout = std::string(layout) == "col" ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
     promise.parsed = true;
-  } else if (std::sscanf(name.c_str(), "generic_%15[a-z0-9]_", dtype) == 1) {
+  } else if (std::sscanf(name.c_str(), "generic_%15[a-z0-9]_", dtype) == 1 ||
+             std::sscanf(name.c_str(), "narrow_%15[a-z0-9]_", dtype) == 1) {
     promise.dtype = dtype_from(dtype, &promise.f32_mode);
     promise.parsed = true;
   }

@@ -1,0 +1,205 @@
+// The narrow kernel: C = op(A) B where the work is memory-bound, because N is small (decode:
+// 1-16 columns) or the blocks are tiny (2x2-8x8, fp64 operators). A is read exactly once per
+// `Cols` columns of C at close to HBM speed, so there is no tile for A to fill: a warp streams
+// one row slice of a block row (warp_shape.hpp), each lane multiplying its chunk of A by the
+// matching rows of B in FMA and keeping one row of C's partial sums in registers; the warp then
+// reduces the lanes of each row through shared memory and runs the common epilogue.
+//
+// Pieces: the scheduler (which row slice and column chunk a warp owns), the producer (the next
+// `kDepth` steps' A chunks and block columns, loaded before any is used, so each lane keeps
+// several 16-byte loads in flight), the main loop (B rows from L1/L2 times the A chunk) and the
+// epilogue (the cross-lane sum, alpha/beta/bias/activation, the store).
+#pragma once
+
+#include "../common/element.cuh"
+#include "../common/epilogue_math.hpp"
+#include "warp_shape.hpp"
+
+#include <cstdint>
+
+namespace bsrmm::cuda::narrow {
+
+constexpr int kWarps = 8;  // warps of a CTA: consecutive row slices share B rows in L1
+constexpr int kThreads = kWarps * 32;
+// Steps of A loaded ahead of their use; fewer where 16 accumulators a lane leave no room.
+template <int Cols>
+constexpr int kDepth = Cols >= 16 ? 2 : 4;
+
+// How a lane reads its B values: whole runs where B's layout and alignment allow it.
+enum class BReads : int32_t {
+  row_runs,     // B[k][n0 .. n0 + Cols) is contiguous and aligned (row-major B)
+  column_runs,  // B[k .. k + Vec)[n] is contiguous and aligned (column-major B, or N = 1)
+  elements,     // neither: one element at a time
+};
+
+template <typename T>
+struct NarrowParams {
+  const int32_t* row_ptr;
+  const int32_t* col_idx;
+  const T* values;
+  const int32_t* row_order;  // longest block rows first (plan); may be null
+  int32_t block_height;
+  int32_t block_width;
+  int64_t block_row_count;
+  WarpShape shape;
+  const T* b;
+  int64_t b_row_step;  // elements between B[k][n] and B[k + 1][n]
+  int64_t b_col_step;  // elements between B[k][n] and B[k][n + 1]
+  BReads b_reads;
+  T* c;
+  int64_t ldc;
+  bool c_col_major;
+  int64_t n;
+  int32_t column_chunks;  // ceil(n / Cols)
+  double alpha;
+  double beta;
+  const T* bias;
+  bsrmm_activation activation;
+};
+
+// `Count` consecutive elements at `from` (aligned to their size) in as few loads as possible.
+template <typename T, int Count>
+__device__ inline void load_run(const T* from, T (&to)[Count]) {
+  constexpr int kBytes = Count * int(sizeof(T));
+  if constexpr (kBytes % 16 == 0) {
+#pragma unroll
+    for (int i = 0; i < kBytes / 16; ++i)
+      reinterpret_cast<uint4*>(to)[i] = __ldg(reinterpret_cast<const uint4*>(from) + i);
+  } else if constexpr (kBytes == 8) {
+    *reinterpret_cast<uint2*>(to) = __ldg(reinterpret_cast<const uint2*>(from));
+  } else if constexpr (kBytes == 4) {
+    *reinterpret_cast<unsigned*>(to) = __ldg(reinterpret_cast<const unsigned*>(from));
+  } else {
+#pragma unroll
+    for (int i = 0; i < Count; ++i) to[i] = from[i];
+  }
+}
+
+// One step of a lane: the A chunk it multiplies and where B's matching rows start.
+template <typename T, int Vec>
+struct Step {
+  T a[Vec];
+  int64_t b_row;  // first row of B (k) for this chunk; -1: nothing to do this step
+};
+
+template <typename T, int Vec, int Cols>
+__global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) {
+  using Acc = typename Element<T>::Acc;
+  __shared__ Acc partial[kWarps][Cols][33];
+
+  // Scheduler: CTAs take kWarps consecutive row slices; the column chunks of one group of
+  // slices are neighbouring CTAs, so A's second read (N > Cols) comes from L2.
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int32_t chunk = int32_t(blockIdx.x % unsigned(p.column_chunks));
+  const int64_t unit = int64_t(blockIdx.x / unsigned(p.column_chunks)) * kWarps + warp;
+  const WarpShape s = p.shape;
+  if (unit >= p.block_row_count * s.slices) return;
+  const int64_t position = unit / s.slices;
+  const int32_t slice = int32_t(unit - position * s.slices);
+  const int64_t block_row = p.row_order ? __ldg(p.row_order + position) : position;
+  const int64_t n0 = int64_t(chunk) * Cols;
+  const int32_t bh = p.block_height;
+  const int32_t bw = p.block_width;
+  const int64_t block_elems = int64_t(bh) * bw;
+
+  // The lane's place in a step: position q of the step's `stride` covers block q / lanes_per_block
+  // of the step, row (q % lanes_per_block) / lanes_per_row of the slice, chunk q % lanes_per_row.
+  const int32_t first = __ldg(p.row_ptr + block_row);
+  const int32_t last = __ldg(p.row_ptr + block_row + 1);
+  const int64_t positions = int64_t(last - first) * s.lanes_per_block;
+  const bool lane_busy = lane < s.stride;
+  const int32_t row_in_slice = (lane % s.lanes_per_block) / s.lanes_per_row;
+  const int64_t a_row_offset = int64_t(slice * s.rows + row_in_slice) * bw;
+
+  // Producer: the A chunk and B row of position q.
+  auto load_step = [&](int64_t q) {
+    Step<T, Vec> step;
+    if (!lane_busy || q >= positions) {
+      step.b_row = -1;
+#pragma unroll
+      for (int v = 0; v < Vec; ++v) step.a[v] = T(0.0f);
+      return step;
+    }
+    const int64_t block = first + q / s.lanes_per_block;
+    const int32_t part = int32_t(q % s.lanes_per_block) % s.lanes_per_row;
+    load_run<T, Vec>(p.values + block * block_elems + a_row_offset + int64_t(part) * Vec, step.a);
+    step.b_row = int64_t(__ldg(p.col_idx + block)) * bw + int64_t(part) * Vec;
+    return step;
+  };
+
+  // Main loop: acc[t] is this lane's partial sum for C[row][n0 + t].
+  Acc acc[Cols];
+#pragma unroll
+  for (int t = 0; t < Cols; ++t) acc[t] = Acc(0);
+  const bool full_chunk = n0 + Cols <= p.n;
+  auto multiply = [&](const Step<T, Vec>& step) {
+    if (step.b_row < 0) return;
+    Acc a[Vec];
+#pragma unroll
+    for (int v = 0; v < Vec; ++v) a[v] = Element<T>::to_acc(step.a[v]);
+    if (p.b_reads == BReads::row_runs && full_chunk) {
+#pragma unroll
+      for (int v = 0; v < Vec; ++v) {
+        T b[Cols];
+        load_run<T, Cols>(p.b + (step.b_row + v) * p.b_row_step + n0, b);
+#pragma unroll
+        for (int t = 0; t < Cols; ++t) acc[t] += a[v] * Element<T>::to_acc(b[t]);
+      }
+    } else if (p.b_reads == BReads::column_runs) {
+#pragma unroll
+      for (int t = 0; t < Cols; ++t) {
+        if (n0 + t >= p.n) continue;
+        T b[Vec];
+        load_run<T, Vec>(p.b + (n0 + t) * p.b_col_step + step.b_row, b);
+#pragma unroll
+        for (int v = 0; v < Vec; ++v) acc[t] += a[v] * Element<T>::to_acc(b[v]);
+      }
+    } else {
+#pragma unroll
+      for (int v = 0; v < Vec; ++v) {
+        const T* b_row = p.b + (step.b_row + v) * p.b_row_step + n0 * p.b_col_step;
+#pragma unroll
+        for (int t = 0; t < Cols; ++t)
+          if (n0 + t < p.n) acc[t] += a[v] * Element<T>::to_acc(__ldg(b_row + t * p.b_col_step));
+      }
+    }
+  };
+
+  for (int64_t q = lane; q - lane < positions; q += int64_t(kDepth<Cols>) * s.stride) {
+    Step<T, Vec> steps[kDepth<Cols>];
+#pragma unroll
+    for (int d = 0; d < kDepth<Cols>; ++d) steps[d] = load_step(q + int64_t(d) * s.stride);
+#pragma unroll
+    for (int d = 0; d < kDepth<Cols>; ++d) multiply(steps[d]);
+  }
+
+  // Epilogue: the lanes of one row hold disjoint parts of its sum; add them in a fixed order
+  // (the result does not depend on timing), then one lane per output applies the epilogue.
+#pragma unroll
+  for (int t = 0; t < Cols; ++t) partial[warp][t][lane] = acc[t];
+  __syncwarp();
+  const Acc alpha = Acc(p.alpha);
+  const Acc beta = Acc(p.beta);
+  const int32_t outputs = s.rows * Cols;
+  for (int32_t o = lane; o < outputs; o += 32) {
+    const int32_t r = o / Cols;
+    const int32_t t = o % Cols;
+    if (n0 + t >= p.n) continue;
+    Acc sum = Acc(0);
+    if (s.lanes_per_block <= 32) {
+      for (int32_t base = 0; base < s.stride; base += s.lanes_per_block)
+        for (int32_t c = 0; c < s.lanes_per_row; ++c) sum += partial[warp][t][base + r * s.lanes_per_row + c];
+    } else {
+      for (int32_t l = 0; l < 32; ++l) sum += partial[warp][t][l];  // one row a warp
+    }
+    const int64_t row = block_row * bh + int64_t(slice) * s.rows + r;
+    const int64_t col = n0 + t;
+    const Acc bias = p.bias ? Element<T>::to_acc(p.bias[row]) : Acc(0);
+    T* out = p.c + (p.c_col_major ? col * p.ldc + row : row * p.ldc + col);
+    const Acc old = beta != Acc(0) ? Element<T>::to_acc(*out) : Acc(0);
+    *out = Element<T>::from_acc(epilogue::finish(sum, alpha, beta, old, bias, p.activation));
+  }
+}
+
+}  // namespace bsrmm::cuda::narrow

@@ -1,0 +1,136 @@
+// The narrow family's variants, one per dtype (`narrow_<dtype>_simt_warprows`): every block
+// shape, layout and leading dimension, f64 accumulating in f64. The load width and the rows a
+// warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
+#include "../runtime/cuda_check.hpp"
+#include "../variant.hpp"
+#include "heuristic.hpp"
+#include "narrow_kernel.cuh"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+namespace bsrmm::cuda::narrow {
+namespace {
+
+bool aligned_to(const void* pointer, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
+
+template <typename T>
+bool narrow_supports(const MatmulArgs& args, const DeviceTraits& device) {
+  constexpr bsrmm_dtype dtype = Element<T>::dtype;
+  if (device.cc_major < 8) return false;  // built for sm_80 and newer only
+  if (args.a.dtype != dtype || args.b.dtype != dtype || args.c.dtype != dtype) return false;
+  return aligned_to(args.a.values, sizeof(T)) && aligned_to(args.b.data, sizeof(T)) &&
+         aligned_to(args.c.data, sizeof(T)) && aligned_to(args.bias, sizeof(T));
+}
+
+// Reads of B in runs where every run a lane asks for starts aligned to the run's size.
+template <typename T>
+BReads b_reads_for(const DenseView& b, int vec, int cols) {
+  const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  const std::size_t row_step_bytes = std::size_t(row_major ? b.ld : 1) * sizeof(T);
+  const std::size_t col_step_bytes = std::size_t(row_major ? 1 : b.ld) * sizeof(T);
+  const std::size_t row_run = std::min<std::size_t>(16, std::size_t(cols) * sizeof(T));
+  if (row_major && cols > 1 && aligned_to(b.data, row_run) && row_step_bytes % row_run == 0)
+    return BReads::row_runs;
+  // Consecutive k are adjacent in a column-major B, and in a row-major B of one column with ld 1.
+  const std::size_t column_run = std::size_t(vec) * sizeof(T);
+  if (row_step_bytes == sizeof(T) && aligned_to(b.data, column_run) &&
+      (b.cols == 1 || col_step_bytes % column_run == 0))
+    return BReads::column_runs;
+  return BReads::elements;
+}
+
+template <typename T, int Vec, int Cols>
+void launch_with(const NarrowParams<T>& p, int64_t ctas, cudaStream_t stream) {
+  narrow_kernel<T, Vec, Cols><<<unsigned(ctas), kThreads, 0, stream>>>(p);
+  check_launch("narrow_kernel");
+}
+
+template <typename T, int Vec>
+void launch_cols(const NarrowParams<T>& p, int cols, int64_t ctas, cudaStream_t stream) {
+  switch (cols) {
+    case 1: return launch_with<T, Vec, 1>(p, ctas, stream);
+    case 2: return launch_with<T, Vec, 2>(p, ctas, stream);
+    case 4: return launch_with<T, Vec, 4>(p, ctas, stream);
+    case 8: return launch_with<T, Vec, 8>(p, ctas, stream);
+    default: return launch_with<T, Vec, kMaxCols>(p, ctas, stream);
+  }
+}
+
+template <typename T>
+void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
+  if (args.c.rows == 0 || args.c.cols == 0) return;
+  const BsrView& a = args.a;
+  NarrowParams<T> p{};
+  p.row_ptr = a.row_ptr;
+  p.col_idx = a.col_idx;
+  p.values = static_cast<const T*>(a.values);
+  p.row_order = a.row_order;
+  p.block_height = a.block_height;
+  p.block_width = a.block_width;
+  p.block_row_count = a.block_row_count;
+  p.shape = choose_warp_shape(a.block_height, a.block_width, int32_t(sizeof(T)),
+                              reinterpret_cast<std::uintptr_t>(a.values));
+  const int cols = columns_per_warp(args.c.cols);
+  p.b = static_cast<const T*>(args.b.data);
+  p.b_row_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
+  p.b_col_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 1 : args.b.ld;
+  p.b_reads = b_reads_for<T>(args.b, p.shape.vec, cols);
+  p.c = static_cast<T*>(args.c.data);
+  p.ldc = args.c.ld;
+  p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
+  p.n = args.c.cols;
+  p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  p.bias = static_cast<const T*>(args.bias);
+  p.activation = args.activation;
+
+  const int64_t units = a.block_row_count * p.shape.slices;
+  const int64_t ctas = (units + kWarps - 1) / kWarps * p.column_chunks;
+  if (ctas > INT32_MAX)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "narrow CUDA kernel: ", ctas,
+                 " CTAs exceed the 2^31-1 grid limit");
+  const auto stream = static_cast<cudaStream_t>(args.stream);
+  switch (p.shape.vec) {
+    case 1: return launch_cols<T, 1>(p, cols, ctas, stream);
+    case 2: return launch_cols<T, 2>(p, cols, ctas, stream);
+    case 4:
+      if constexpr (sizeof(T) <= 4) return launch_cols<T, 4>(p, cols, ctas, stream);
+      break;
+    case 8:
+      if constexpr (sizeof(T) <= 2) return launch_cols<T, 8>(p, cols, ctas, stream);
+      break;
+    default:
+      break;
+  }
+  detail::fail(BSRMM_STATUS_INTERNAL, "narrow CUDA kernel: no load width for ", p.shape.vec, " elements");
+}
+
+int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
+  return preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 100 : 5;
+}
+
+template <typename T>
+Variant narrow_variant(const char* name) {
+  return Variant{name, &narrow_supports<T>, &narrow_launch<T>, &narrow_preference};
+}
+
+}  // namespace
+}  // namespace bsrmm::cuda::narrow
+
+namespace bsrmm::cuda {
+
+std::vector<Variant> narrow_variants() {
+  return {
+      narrow::narrow_variant<float>("narrow_f32_simt_warprows"),
+      narrow::narrow_variant<__half>("narrow_f16_simt_warprows"),
+      narrow::narrow_variant<__nv_bfloat16>("narrow_bf16_simt_warprows"),
+      narrow::narrow_variant<double>("narrow_f64_simt_warprows"),
+  };
+}
+
+}  // namespace bsrmm::cuda

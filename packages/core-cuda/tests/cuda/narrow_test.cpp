@@ -1,0 +1,126 @@
+// The narrow kernels (src/cuda/narrow) forced by name on what they exist for: tiny and odd
+// block shapes (1x1 to 12x12, non-powers of two, rectangular), every dtype, N from 1 to past
+// one warp's 16 columns, both layouts of B and C, unaligned B, long and empty block rows, the
+// epilogue; and the heuristic's pick at small N. Each product is checked against float64 with
+// C poisoned first (gpu_test_support).
+#include "gpu_test_support.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bsrmm::test {
+namespace {
+
+struct Shape {
+  int32_t height;
+  int32_t width;
+};
+
+const char* narrow_name(bsrmm_dtype dtype) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F64: return "narrow_f64_simt_warprows";
+    case BSRMM_DTYPE_F16: return "narrow_f16_simt_warprows";
+    case BSRMM_DTYPE_BF16: return "narrow_bf16_simt_warprows";
+    default: return "narrow_f32_simt_warprows";
+  }
+}
+
+class NarrowKernel : public ::testing::TestWithParam<bsrmm_dtype> {};
+
+TEST_P(NarrowKernel, BlockShapesAndWidthsMatchFloat64) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  // 1x1 (CSR), small squares (several blocks per warp step), odd sides (lanes left idle),
+  // rectangles, a block 64 wide (one row a warp in f64's 2-element loads: 32 lanes a row) and
+  // 160 wide (more chunks a row than lanes).
+  const std::vector<Shape> shapes = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {6, 6}, {8, 8},
+                                     {12, 12}, {3, 8}, {16, 16}, {64, 64}, {2, 160}};
+  const std::vector<int64_t> widths = {1, 2, 3, 8, 16, 17, 40};
+  int run = 0;
+  for (const Shape& shape : shapes) {
+    for (int64_t n : widths) {
+      Problem problem;
+      problem.variant = narrow_name(dtype);
+      problem.dtype = dtype;
+      problem.block_height = shape.height;
+      problem.block_width = shape.width;
+      problem.block_rows = shape.height >= 64 ? 3 : 9;
+      problem.block_cols = shape.width >= 64 ? 4 : 11;
+      problem.density = 0.45;
+      problem.empty_rows = run % 3 == 0;
+      problem.n = n;
+      // Rotate the layouts, paddings and epilogues through the cases.
+      problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
+      problem.b_ld_align = run % 4 == 2 ? 1 : 8;
+      problem.b_offset = run % 5 == 3 ? 1 : 0;
+      problem.beta = run % 4 == 1 ? 0.5 : 0.0;
+      problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
+      problem.bias = run % 2 == 0;
+      problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_SILU : BSRMM_ACTIVATION_NONE;
+      problem.op = run % 7 == 5 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+      SCOPED_TRACE(problem.describe());
+      const Outcome outcome = run_and_check(problem);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(outcome.variant, problem.variant);
+      ++run;
+    }
+  }
+}
+
+TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  for (int64_t n : {int64_t(1), int64_t(4), int64_t(16)}) {
+    Problem problem;  // dense rows of 300 blocks: many warp steps, the depth-ahead loads' tail
+    problem.variant = narrow_name(dtype);
+    problem.dtype = dtype;
+    problem.block_height = 4;
+    problem.block_width = 4;
+    problem.block_rows = 5;
+    problem.block_cols = 300;
+    problem.density = 0.9;
+    problem.empty_rows = true;
+    problem.n = n;
+    SCOPED_TRACE(problem.describe());
+    run_and_check(problem);
+    if (HasFatalFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowKernel,
+                         ::testing::Values(BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16,
+                                           BSRMM_DTYPE_F64),
+                         [](const ::testing::TestParamInfo<bsrmm_dtype>& info) {
+                           return std::string(dtype_label(info.param));
+                         });
+
+// Untuned, small N and tiny blocks go to the narrow family; a large N with tensor-core blocks
+// does not.
+TEST(NarrowHeuristic, PicksNarrowForSmallNAndTinyBlocks) {
+  BSRMM_REQUIRE_GPU();
+  Problem small_n;
+  small_n.block_height = 64;
+  small_n.block_width = 64;
+  small_n.block_rows = 4;
+  small_n.block_cols = 8;
+  small_n.density = 0.25;
+  small_n.n = 1;
+  EXPECT_EQ(run_and_check(small_n).variant.rfind("narrow_", 0), 0u);
+  Problem tiny = small_n;
+  tiny.dtype = BSRMM_DTYPE_F64;
+  tiny.block_height = 4;
+  tiny.block_width = 4;
+  tiny.block_rows = 64;
+  tiny.block_cols = 64;
+  tiny.density = 0.1;
+  tiny.n = 200;
+  EXPECT_EQ(run_and_check(tiny).variant.rfind("narrow_", 0), 0u);
+  Problem wide = small_n;
+  wide.n = 256;
+  EXPECT_NE(run_and_check(wide).variant.rfind("narrow_", 0), 0u);
+}
+
+}  // namespace
+}  // namespace bsrmm::test
