@@ -1,8 +1,8 @@
 // _core.matmul_direct: the common call read in C++. B and out both numpy arrays, or both torch
-// tensors, 2-D and non-empty, row- or column-major, of a floating dtype the core multiplies, on
-// A's device, shaped for the product, out writable and apart from B: the descriptors are made
-// here and the multiply runs. Anything else returns False before the core is called, and the
-// Python layer takes its general path (src/bsrmm/_matmul.py), which reads every array protocol
+// tensors, 2-D and non-empty, row- or column-major, of A's dtype, on A's device, shaped for the
+// product, out writable and apart from B: the descriptors are made here and the multiply runs.
+// Anything else returns False before the core is called, and the Python layer takes its general
+// path (src/bsrmm/_matmul.py), which reads every array protocol, copies inputs it must convert
 // and words every error; so this path accepts a subset of what that one accepts, by the same
 // rules (dense_operand's layouts, byte_span's overlap). Why: through the general path the
 // Python layer cost ~30 of a 36 us call (array views, checks, descriptors; docs/perf-log.md
@@ -159,6 +159,11 @@ void bind_direct_matmul(py::module_& m) {
         const auto b = numpy ? numpy_operand(b_obj) : torch_operand(b_obj);
         const auto c = numpy ? numpy_operand(c_obj) : torch_operand(c_obj);
         if (!b || !c || !c->writable) return false;
+        if (b->address % b->itemsize != 0 || c->address % c->itemsize != 0) return false;
+        // B of another dtype is converted on a copy, and out of another is an error: both the
+        // general path's.
+        const bsrmm_dtype a_dtype = a.info().dtype;
+        if (b->dtype != a_dtype || c->dtype != a_dtype) return false;
         const bsrmm_device device = ctx.device();
         if (!same_device(b->device, device) || !same_device(c->device, device)) return false;
         if (b->rows != inner || b->cols == 0 || c->rows != rows || c->cols != b->cols || rows == 0)

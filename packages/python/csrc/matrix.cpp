@@ -63,7 +63,18 @@ void bind_matrix(py::module_& m) {
           py::arg("index_type"), py::arg("row_ptr"), py::arg("col_idx"), py::arg("values"),
           release_gil())
       .def("to_dense", &Matrix::to_dense, py::arg("ctx"), py::arg("out"), release_gil())
-      .def("copy_to", &Matrix::copy_to, py::arg("ctx"), release_gil());
+      .def("copy_to", &Matrix::copy_to, py::arg("ctx"), release_gil())
+      // The Python layer has checked that `values` holds nnzb * bh * bw elements of this dtype.
+      .def(
+          "with_values",
+          [](const Matrix& matrix, Context& ctx, Address values, int device_type,
+             int device_ordinal) {
+            return matrix.with_values(
+                ctx, to_pointer(values),
+                bsrmm_device{static_cast<bsrmm_device_type>(device_type), device_ordinal});
+          },
+          py::arg("ctx"), py::arg("values"), py::arg("device_type"), py::arg("device_ordinal"),
+          release_gil());
 }
 
 }  // namespace bsrmm_python

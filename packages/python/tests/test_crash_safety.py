@@ -46,11 +46,15 @@ NASTY = textwrap.dedent(
 
     a = bsrmm.BsrMatrix.from_dense(np.eye(6, dtype=f32), 3)
 
-    # Misaligned B (offset by one byte inside a buffer).
+    # Misaligned arrays (offset by one byte inside a buffer): B is copied (as numpy would read
+    # it), out must be written where it lies, so it is refused.
     raw = np.frombuffer(bytearray(4 * 18 + 1), dtype=np.uint8)[1:].view(f32).reshape(6, 3)
-    expect(bsrmm.InvalidArgumentError, lambda: bsrmm.matmul(a, raw), "aligned")
-    # Objects that are not arrays, or lie about being DLPack producers.
-    expect(bsrmm.UnsupportedError, lambda: bsrmm.matmul(a, memoryview(b"x" * 72)))
+    assert np.array_equal(bsrmm.matmul(a, raw), raw)
+    expect(bsrmm.InvalidArgumentError, lambda: bsrmm.matmul(a, np.ones((6, 3), f32), out=raw),
+           "aligned")
+    # Objects numpy reads as arrays of the wrong shape, or that lie about being DLPack producers.
+    expect(bsrmm.InvalidArgumentError, lambda: bsrmm.matmul(a, memoryview(b"x" * 72)),
+           "B has 72 rows")
 
     class NotACapsule:
         def __dlpack_device__(self): return (1, 0)

@@ -68,7 +68,7 @@ def test_indptr_not_starting_at_zero(parts):
     indptr, indices, data = parts
     bad = indptr.copy()
     bad[0] = 1
-    with raises(bsrmm.InvalidArgumentError, "row_ptr[0]", "indptr") as info:
+    with raises(bsrmm.InvalidArgumentError, "indptr[0]") as info:
         bsrmm.BsrMatrix.from_arrays(bad, indices, data, (8, 8))
     assert info.value.code == "BSRMM_STATUS_INVALID_ARGUMENT"
 
@@ -91,10 +91,10 @@ def test_column_index_out_of_range(parts):
     indptr, indices, data = parts
     bad = indices.copy()
     bad[-1] = 4
-    with raises(bsrmm.InvalidArgumentError, "col_idx"):
+    with raises(bsrmm.InvalidArgumentError, "indices["):
         bsrmm.BsrMatrix.from_arrays(indptr, bad, data, (8, 8))
     bad[-1] = -1
-    with raises(bsrmm.InvalidArgumentError, "col_idx"):
+    with raises(bsrmm.InvalidArgumentError, "indices["):
         bsrmm.BsrMatrix.from_arrays(indptr, bad, data, (8, 8))
 
 
@@ -157,7 +157,7 @@ def test_zero_sized_blocks(parts):
 
 
 def test_blocks_larger_than_the_core_allows():
-    with raises(bsrmm.InvalidArgumentError, "block_height"):
+    with raises(bsrmm.InvalidArgumentError, "blocksize[0]"):
         bsrmm.BsrMatrix.from_arrays([0, 0], [], np.ones((0, 1024, 1), np.float32), (1024, 1))
 
 
@@ -193,9 +193,9 @@ def test_bad_blocksize_and_dense_rank():
 
 def test_from_scipy_and_from_torch_reject_other_objects():
     scipy_sparse = pytest.importorskip("scipy.sparse", reason="scipy is not installed")
-    with raises(bsrmm.UnsupportedError, "tobsr"):
+    with raises(bsrmm.InvalidArgumentError, "blocksize=(height, width)", "csr"):
         bsrmm.BsrMatrix.from_scipy(scipy_sparse.csr_array(np.eye(4)))
-    with raises(bsrmm.UnsupportedError, "BSR"):
+    with raises(bsrmm.UnsupportedError, "scipy.sparse", "from_dense"):
         bsrmm.BsrMatrix.from_scipy(np.eye(4))
     with raises(bsrmm.UnsupportedError, "torch"):
         bsrmm.BsrMatrix.from_torch(np.eye(4))
@@ -226,36 +226,19 @@ def test_b_of_wrong_rank_or_type(a):
         bsrmm.matmul(a, np.ones((8, 2, 2), np.float32))
     with raises(bsrmm.InvalidArgumentError, "B must be 1-D or 2-D"):
         bsrmm.matmul(a, np.array(1.0, np.float32))
-    with raises(bsrmm.UnsupportedError, "B must be an array", "list"):
-        bsrmm.matmul(a, [[1.0] * 3] * 8)
-    with raises(bsrmm.UnsupportedError, "B has dtype int64"):
-        bsrmm.matmul(a, np.ones((8, 3), np.int64))
-
-
-def test_mixed_dtypes_are_refused(a):
-    with pytest.raises(bsrmm.UnsupportedError):
-        bsrmm.matmul(a, np.ones((8, 3), np.float64))
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: np.ones((16, 6), np.float32)[::2, ::2],  # neither stride is 1
-        lambda: np.ones((8, 6), np.float32)[:, ::-1],  # negative stride
-        lambda: np.broadcast_to(np.ones((1, 3), np.float32), (8, 3)),  # zero stride
-    ],
-    ids=["strided", "reversed", "broadcast"],
-)
-def test_b_neither_row_nor_column_major_is_refused_not_copied(a, make):
-    with raises(bsrmm.InvalidArgumentError, "B must be row-major or column-major", "strides"):
-        bsrmm.matmul(a, make())
+    with raises(bsrmm.UnsupportedError, "B has dtype object"):
+        bsrmm.matmul(a, object())
+    with raises(bsrmm.UnsupportedError, "B has dtype complex64", "float32"):
+        bsrmm.matmul(a, np.ones((8, 3), np.complex64))
+    with raises(bsrmm.UnsupportedError, "B has dtype str"):
+        bsrmm.matmul(a, [["x"] * 3] * 8)
 
 
 def test_out_checks(a):
     b = np.ones((8, 3), np.float32)
     with raises(bsrmm.InvalidArgumentError, "out has shape (8, 4)", "(8, 3)"):
         bsrmm.matmul(a, b, out=np.empty((8, 4), np.float32))
-    with raises(bsrmm.InvalidArgumentError, "out must be row-major or column-major"):
+    with raises(bsrmm.InvalidArgumentError, "out must be row-major or column-major", "in place"):
         bsrmm.matmul(a, b, out=np.empty((16, 6), np.float32)[::2, ::2])
     frozen = np.empty((8, 3), np.float32)
     frozen.flags.writeable = False
@@ -272,10 +255,8 @@ def test_bias_checks(a):
     b = np.ones((8, 3), np.float32)
     with raises(bsrmm.InvalidArgumentError, "bias", "one value per row of C (8)"):
         bsrmm.matmul(a, b, bias=np.ones(3, np.float32))
-    with raises(bsrmm.UnsupportedError, "bias has dtype float64", "float32"):
-        bsrmm.matmul(a, b, bias=np.ones(8, np.float64))
-    with raises(bsrmm.InvalidArgumentError, "bias must be contiguous"):
-        bsrmm.matmul(a, b, bias=np.ones(16, np.float32)[::2])
+    with raises(bsrmm.UnsupportedError, "bias has dtype complex128"):
+        bsrmm.matmul(a, b, bias=np.ones(8, np.complex128))
 
 
 def test_scalar_and_option_checks(a):

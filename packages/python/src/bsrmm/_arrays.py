@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from . import _core, _dtypes
-from ._devices import ANY_CUDA_ORDINAL, CPU, Device, cuda, device_name, is_cuda
+from ._devices import ANY_CUDA_ORDINAL, CPU, Device, cuda, device_name, is_cuda, same_device
 from ._errors import InvalidArgumentError, UnsupportedError
 
 NUMPY = "numpy"
@@ -49,7 +49,10 @@ class ArrayView(NamedTuple):
 
     @property
     def is_contiguous(self) -> bool:
-        """Compact row-major (C order); dimensions of extent 1 may have any stride."""
+        """Compact row-major (C order); dimensions of extent 1 may have any stride, and an empty
+        array is contiguous whatever its strides (numpy gives empty arrays stride 0)."""
+        if 0 in self.shape:
+            return True
         expected = 1
         for extent, stride in zip(reversed(self.shape), reversed(self.strides)):
             if extent != 1 and stride != expected:
@@ -256,8 +259,133 @@ def view(obj: Any, argument: str, *, stream: Optional[int] = None) -> ArrayView:
         return _cuda_interface_view(obj, argument, kind, cuda(ANY_CUDA_ORDINAL))
     raise UnsupportedError(
         f"{argument} must be an array (numpy, torch, cupy, or an object with __dlpack__ or "
-        f"__cuda_array_interface__); got {type(obj).__name__}. Wrap it with numpy.asarray() first"
+        f"__cuda_array_interface__); got {type(obj).__name__}"
     )
+
+
+def _scipy_sparse_format(obj: Any) -> Optional[str]:
+    scipy_sparse = sys.modules.get("scipy.sparse")
+    if scipy_sparse is not None and scipy_sparse.issparse(obj):
+        return str(obj.format)
+    return None
+
+
+def input_view(
+    obj: Any, argument: str, *, stream: Optional[int], device: Device, dtype: str,
+    readable: Callable[[ArrayView], bool],
+) -> ArrayView:
+    """An input (B, bias, values) as the core will read it: in ``dtype`` and a layout
+    ``readable`` accepts. Anything else numpy would accept is copied once, in the caller's own
+    library (numpy for array-likes on the host); an input on the wrong device is refused before
+    anything is copied."""
+    if array_kind(obj) is None:
+        fmt = _scipy_sparse_format(obj)
+        if fmt is not None:
+            raise UnsupportedError(
+                f"{argument} is a scipy.sparse {type(obj).__name__}; bsrmm multiplies by "
+                f"dense arrays: pass {argument}.toarray()"
+            )
+        if is_cuda(device):
+            raise UnsupportedError(
+                f"{argument} must be an array on {device_name(device)} (torch, cupy, or an object "
+                f"with __dlpack__ or __cuda_array_interface__); got {type(obj).__name__}"
+            )
+        obj = as_numpy(obj, argument)
+    array_view = view(obj, argument, stream=stream)
+    check_device(array_view, argument, device)
+    if array_view.dtype == dtype and readable(array_view):
+        return array_view
+    if array_view.dtype not in _dtypes.CONVERTIBLE:
+        raise UnsupportedError(
+            f"{argument} has dtype {array_view.dtype}; bsrmm converts real numbers (bool, "
+            f"integers, floats) to A's dtype {dtype}"
+        )
+    return view(contiguous_copy(obj, array_view, argument, dtype), argument, stream=stream)
+
+
+def check_device(array_view: ArrayView, argument: str, device: Device) -> None:
+    """``device`` is A's."""
+    if not same_device(array_view.device, device):
+        where = device_name(array_view.device)
+        raise InvalidArgumentError(
+            f"{argument} is on {where} but A is on {device_name(device)}: move A with "
+            f"A.to({where!r}) or the array to {device_name(device)}"
+        )
+
+
+def as_numpy(obj: Any, argument: str) -> np.ndarray:
+    """A host array-like (list, memoryview, ...) as numpy reads it."""
+    try:
+        return np.asarray(obj)
+    except (TypeError, ValueError) as error:  # numpy's own words, after the argument's name
+        raise UnsupportedError(
+            f"{argument} ({type(obj).__name__}) is not an array numpy can read: {error}"
+        ) from None
+
+
+def contiguous_copy(obj: Any, array_view: ArrayView, argument: str, dtype: Optional[str]) -> Any:
+    """A compact row-major copy of ``obj`` (converted to ``dtype`` when given), made by the
+    library that owns it: numpy, torch or cupy. Other producers are read through numpy on the
+    host; on a GPU only they can copy their arrays."""
+    kind = array_view.kind
+    if kind == TORCH:
+        torch = sys.modules["torch"]
+        return obj.to(dtype=getattr(torch, dtype or array_view.dtype)).contiguous()
+    if kind == CUPY:
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(array_view.device[1]):
+            return cupy.ascontiguousarray(obj.astype(dtype or obj.dtype))
+    if is_cuda(array_view.device):
+        raise UnsupportedError(
+            f"{argument} ({type(obj).__name__}, dtype {array_view.dtype}, element strides "
+            f"{array_view.strides}) cannot be read in place, and bsrmm copies only numpy, torch "
+            f"and cupy arrays: pass a contiguous {dtype or array_view.dtype} array"
+        )
+    if kind != NUMPY:
+        try:
+            obj = np.from_dlpack(obj)
+        except (BufferError, TypeError, RuntimeError) as error:
+            raise UnsupportedError(
+                f"{argument} ({type(obj).__name__}, dtype {array_view.dtype}) cannot be copied "
+                f"through numpy: {error}"
+            ) from None
+    target = None if dtype is None else _dtypes.numpy_dtype(dtype)
+    return np.array(obj, dtype=target, order="C")  # not ascontiguousarray: that makes 0-d 1-D
+
+
+def aligned(array_view: ArrayView) -> bool:
+    return array_view.address % _dtypes.ITEMSIZE.get(array_view.dtype, 1) == 0
+
+
+def readable_contiguous(array_view: ArrayView) -> bool:
+    """Whether the core reads this input (a bias, values) as it lies: aligned and contiguous."""
+    return array_view.is_contiguous and aligned(array_view)
+
+
+def readable_layout(array_view: ArrayView) -> bool:
+    """Whether the core reads this input as it lies: aligned, 1-D or 2-D, row- or column-major."""
+    return (
+        len(array_view.shape) in (1, 2)
+        and aligned(array_view)
+        and _layout(array_view.shape, array_view.strides) is not None
+    )
+
+
+def _layout(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Optional[Tuple[int, int, int, int]]:
+    """(rows, cols, ld, layout) of a 1-D or 2-D view the core reads in place, else None.
+    Row-major when the last dimension has unit stride, column-major when the first has; the
+    other stride becomes the leading dimension."""
+    if len(shape) == 1:
+        shape, strides = (shape[0], 1), (strides[0], 1)
+    rows, cols = shape
+    if rows == 0 or cols == 0:
+        return rows, cols, max(cols, 1), _core.LAYOUT_ROW_MAJOR
+    row_stride, col_stride = strides
+    if (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols):
+        return rows, cols, row_stride if rows > 1 else cols, _core.LAYOUT_ROW_MAJOR
+    if (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows):
+        return rows, cols, col_stride if cols > 1 else rows, _core.LAYOUT_COL_MAJOR
+    return None
 
 
 class DenseOperand(NamedTuple):
@@ -286,33 +414,25 @@ class DenseOperand(NamedTuple):
 
 
 def dense_operand(array_view: ArrayView, argument: str) -> DenseOperand:
-    """Row-major when the last dimension has unit stride, column-major when the first has; the
-    other stride becomes the leading dimension. Any other layout is refused, never copied: a
-    silent copy would hide a slow path (and, for ``out``, lose the result)."""
-    shape, strides = array_view.shape, array_view.strides
-    if len(shape) == 1:
-        shape, strides = (shape[0], 1), (strides[0], 1)
-    elif len(shape) != 2:
+    """The view as the core's dense descriptor. Layouts the core cannot read are refused here;
+    inputs were copied into one by input_view already, so what reaches this is ``out`` (which
+    must be written where it lies) or an array bsrmm made."""
+    if len(array_view.shape) not in (1, 2):
         raise InvalidArgumentError(
-            f"{argument} must be 1-D or 2-D; got {len(shape)}-D with shape {array_view.shape}"
+            f"{argument} must be 1-D or 2-D; got {len(array_view.shape)}-D with shape "
+            f"{array_view.shape}"
         )
     dtype = _dtypes.value_code(array_view.dtype, argument)
-    rows, cols = shape
-    if rows == 0 or cols == 0:
-        return DenseOperand(array_view, rows, cols, max(cols, 1), _core.LAYOUT_ROW_MAJOR, dtype)
-    row_stride, col_stride = strides
-    if (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols):
-        ld = row_stride if rows > 1 else cols
-        return DenseOperand(array_view, rows, cols, ld, _core.LAYOUT_ROW_MAJOR, dtype)
-    if (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows):
-        ld = col_stride if cols > 1 else rows
-        return DenseOperand(array_view, rows, cols, ld, _core.LAYOUT_COL_MAJOR, dtype)
-    raise InvalidArgumentError(
-        f"{argument} must be row-major or column-major (unit stride along one dimension, the "
-        f"other at least that dimension's extent); it has shape {array_view.shape} and element "
-        f"strides {array_view.strides}. Make a contiguous copy first (numpy.ascontiguousarray, "
-        "tensor.contiguous())"
-    )
+    layout = _layout(array_view.shape, array_view.strides)
+    if layout is None:
+        raise InvalidArgumentError(
+            f"{argument} must be row-major or column-major (unit stride along one dimension, "
+            f"the other at least that dimension's extent) to be written in place; it has shape "
+            f"{array_view.shape} and element strides {array_view.strides}. Pass a contiguous "
+            f"array as {argument} and copy it into yours afterwards"
+        )
+    rows, cols, ld, order = layout
+    return DenseOperand(array_view, rows, cols, ld, order, dtype)
 
 
 def empty_like(template: ArrayView, shape: Tuple[int, ...], argument: str) -> Any:

@@ -9,8 +9,10 @@ from typing import Any, Dict, Optional
 
 from . import _core, _streams
 from ._devices import Device, device_name, is_cuda, parse_device
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, reworded
+from ._typing import DeviceLike
 
+_INT32_MAX = 2**31 - 1  # the ABI's thread count is an int32
 _F32_MODES = {"exact": _core.F32_EXACT, "tf32": _core.F32_TF32}
 _TUNING_MODES = {"off": _core.TUNING_OFF, "auto": _core.TUNING_AUTO, "force": _core.TUNING_FORCE}
 
@@ -38,7 +40,7 @@ class Context:
 
     def __init__(
         self,
-        device: Any = "cpu",
+        device: DeviceLike = "cpu",
         *,
         num_threads: int = 0,
         f32_mode: str = "exact",
@@ -47,9 +49,14 @@ class Context:
         stream: Any = None,
     ) -> None:
         self._device: Device = parse_device(device)
-        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+        if (
+            isinstance(num_threads, bool)
+            or not isinstance(num_threads, int)
+            or not 0 <= num_threads <= _INT32_MAX
+        ):
             raise InvalidArgumentError(
-                f"num_threads must be an int >= 0 (0: one per hardware thread); got {num_threads!r}"
+                f"num_threads must be an int in 0..{_INT32_MAX} (0: one per hardware thread); got "
+                f"{num_threads!r}"
             )
         if variant is not None and not isinstance(variant, str):
             raise InvalidArgumentError(f"variant must be a variant name or None; got {variant!r}")
@@ -62,7 +69,10 @@ class Context:
         self._handle.set_f32_mode(f32_code)
         self._handle.set_tuning_mode(tuning_code)
         if variant:
-            self._handle.set_variant(variant)
+            try:
+                self._handle.set_variant(variant)
+            except InvalidArgumentError as error:
+                raise reworded(error, (("name = ", "variant = "),)) from None
         self._num_threads = num_threads
         self._f32_mode = f32_mode
         self._tuning = tuning
@@ -168,7 +178,7 @@ _defaults: Dict[Device, Context] = {}
 _defaults_lock = threading.Lock()
 
 
-def default_context(device: Any = "cpu") -> Context:
+def default_context(device: DeviceLike = "cpu") -> Context:
     """The shared context of a device, created on first use with default settings."""
     key = parse_device(device)
     with _defaults_lock:

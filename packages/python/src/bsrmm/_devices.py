@@ -3,10 +3,11 @@ accepted wherever a name is. Internally a device is the core's ``(device_type, o
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 from . import _core
 from ._errors import InvalidArgumentError, NoDeviceError
+from ._typing import DeviceLike
 
 Device = Tuple[int, int]
 
@@ -15,6 +16,8 @@ CPU: Device = (_core.DEVICE_CPU, 0)
 # A CUDA array whose producer does not say which device holds it (a bare
 # __cuda_array_interface__): it matches any CUDA device and the core checks the pointer.
 ANY_CUDA_ORDINAL = -1
+
+_INT32_MAX = 2**31 - 1  # the ABI's device ordinal is an int32
 
 
 def cuda(ordinal: int) -> Device:
@@ -25,7 +28,7 @@ def is_cuda(device: Device) -> bool:
     return device[0] == _core.DEVICE_CUDA
 
 
-def parse_device(device: Any, name: str = "device") -> Device:
+def parse_device(device: "DeviceLike", name: str = "device") -> Device:
     """``"cpu"`` / ``"cuda"`` / ``"cuda:N"`` (or a ``torch.device``) -> the core's pair."""
     text = device if isinstance(device, str) else None
     if text is None and hasattr(device, "type") and hasattr(device, "index"):
@@ -36,7 +39,7 @@ def parse_device(device: Any, name: str = "device") -> Device:
             return CPU
         if text == "cuda":
             return cuda(0)
-        if text.startswith("cuda:") and text[5:].isdigit():
+        if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) <= _INT32_MAX:
             return cuda(int(text[5:]))
     raise InvalidArgumentError(f"{name} must be 'cpu', 'cuda' or 'cuda:N'; got {device!r}")
 

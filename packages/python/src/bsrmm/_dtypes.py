@@ -23,6 +23,13 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4,
 
 INDEX_CODES = {"int32": _core.INDEX_I32, "int64": _core.INDEX_I64}
 
+INTEGER_NAMES = frozenset(
+    f"{sign}int{bits}" for sign in ("", "u") for bits in (8, 16, 32, 64)
+)
+# Element types an input may have: real numbers, converted to A's dtype on a copy (as numpy
+# converts them); "bool8" is DLPack's name for bool.
+CONVERTIBLE = INTEGER_NAMES | VALUE_CODES.keys() | {"bool", "bool8"}
+
 _SUPPORTED_VALUES = "float32, float16, bfloat16 or float64"
 
 # DLPack type codes (DLDataTypeCode) and the names they take here.
@@ -43,6 +50,24 @@ def index_code(dtype_name: str, argument: str) -> int:
     if code is None:
         raise UnsupportedError(f"{argument} has dtype {dtype_name}; indices must be int32 or int64")
     return code
+
+
+def value_name(dtype: object, argument: str) -> str:
+    """A value type given as numpy does (a name, a numpy dtype or scalar type, ml_dtypes'
+    bfloat16) or as a torch dtype, by its name here."""
+    if isinstance(dtype, str) and dtype in VALUE_CODES:
+        return dtype
+    if type(dtype).__module__ == "torch":  # torch.float32 and friends, without importing torch
+        name = torch_name(dtype)
+    else:
+        try:
+            name = numpy_name(np.dtype(dtype))  # type: ignore[call-overload]
+        except TypeError:
+            raise UnsupportedError(
+                f"{argument} must be a dtype ({_SUPPORTED_VALUES}); got {dtype!r}"
+            ) from None
+    value_code(name, argument)
+    return name
 
 
 _numpy_names: Dict[np.dtype, str] = {}

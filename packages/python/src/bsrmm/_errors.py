@@ -7,6 +7,9 @@ errors raised by this package's own checks use the same classes and the same sty
 
 from __future__ import annotations
 
+import re
+from typing import Tuple
+
 from . import _core
 
 
@@ -84,8 +87,65 @@ _BY_STATUS: dict[int, type[Error]] = {
 }
 
 
+# The core's messages name the C ABI (flags, functions, struct fields). A Python caller passed
+# keywords: each C name becomes the Python spelling that does the same thing. Longest first, so
+# a name is replaced before any shorter name inside it.
+_PYTHON_WORDS: Tuple[Tuple[str, str], ...] = (
+    ("pass BSRMM_CREATE_SORT_INDICES to sort", "pass sort_indices=True to sort"),
+    ("BSRMM_CREATE_SORT_INDICES", "sort_indices=True"),
+    ("list them with bsrmm_variant_name", "list them with bsrmm.variants()"),
+    ("bsrmm_variant_name lists them", "bsrmm.variants() lists them"),
+    ("copy it there first (bsrmm_matrix_copy_to)", "move it there first with A.to(device)"),
+    ("options->bias", "bias"),
+    ("C overlaps", "out overlaps"),
+    ("C.data", "out"),
+    ("C.rows", "out.shape[0]"),
+    ("C.cols", "out.shape[1]"),
+    ("B.data", "B"),
+    ("B.rows", "B.shape[0]"),
+    ("B.cols", "B.shape[1]"),
+)
+
+# Construction's C descriptor fields, named as from_arrays / from_dense take them.
+CONSTRUCTION_WORDS: Tuple[Tuple[str, str], ...] = (
+    ("desc.row_ptr", "indptr"),
+    ("desc.col_idx", "indices"),
+    ("col_idx[", "indices["),
+    ("desc.values", "data"),
+    ("desc.rows", "shape[0]"),
+    ("desc.cols", "shape[1]"),
+    ("desc.block_height", "blocksize[0]"),
+    ("desc.block_width", "blocksize[1]"),
+    ("desc.nnzb", "nnzb (data.shape[0])"),
+    ("dense.rows", "array.shape[0]"),
+    ("dense.cols", "array.shape[1]"),
+    ("dense has", "array has"),
+    ("block_height = ", "blocksize[0] = "),
+    ("block_width = ", "blocksize[1] = "),
+)
+
+
+# The core opens each message with the C function that failed ("bsrmm_matrix_create: ...").
+_C_FUNCTION_PREFIX = re.compile(r"^bsrmm_[a-z0-9_]+: ")
+
+
+def in_python_words(message: str, words: Tuple[Tuple[str, str], ...] = _PYTHON_WORDS) -> str:
+    message = _C_FUNCTION_PREFIX.sub("", message, count=1)
+    for c_name, python_name in words:
+        message = message.replace(c_name, python_name)
+    return message
+
+
+def reworded(error: Error, words: Tuple[Tuple[str, str], ...]) -> Error:
+    """The same error with the C names in ``words`` replaced (raise it ``from None``)."""
+    new = type(error)(in_python_words(error.message, words))
+    new.status = error.status
+    return new
+
+
 def _from_core(status: int, message: str) -> Error:
     """Builds the exception for a core failure (called by _core's exception translator)."""
+    message = in_python_words(message)
     cls = _BY_STATUS.get(status)
     if cls is None:
         error = InternalError(message)

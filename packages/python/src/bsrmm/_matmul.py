@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple, overload
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _arrays, _core
 from ._context import Context, default_context
-from ._devices import device_name, same_device
+from ._devices import same_device
 from ._errors import InvalidArgumentError, UnsupportedError
-from ._matrix import BsrMatrix, TransposedBsrMatrix
+from ._matrix import AnyBsr, BsrMatrix, TransposedBsrMatrix
+from ._typing import ArrayInput, ArrayT, DenseArray
 
 _ACTIVATIONS = {
     None: _core.ACTIVATION_NONE,
@@ -23,18 +27,36 @@ _ACTIVATIONS = {
 }
 
 
+@overload
 def matmul(
-    A: Any,
-    B: Any,
+    A: AnyBsr, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> ArrayT: ...
+@overload
+def matmul(
+    A: AnyBsr, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> ArrayT: ...
+@overload
+def matmul(
+    A: AnyBsr, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> np.ndarray: ...
+def matmul(
+    A: AnyBsr,
+    B: ArrayInput,
     *,
     alpha: float = 1.0,
     beta: float = 0.0,
-    out: Any = None,
+    out: Optional[DenseArray] = None,
     transpose_a: bool = False,
-    bias: Any = None,
+    bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
-) -> Any:
+) -> DenseArray:
     """``out = activation(alpha * op(A) @ B + beta * out + bias)``.
 
     A: a :class:`BsrMatrix` (or ``A.T``). B: 2-D (K, N), or 1-D (K,) for a vector result; numpy,
@@ -48,18 +70,36 @@ def matmul(
     return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=False)
 
 
+@overload
 def tune(
-    A: Any,
-    B: Any,
+    A: AnyBsr, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> ArrayT: ...
+@overload
+def tune(
+    A: AnyBsr, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> ArrayT: ...
+@overload
+def tune(
+    A: AnyBsr, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
+    context: Optional[Context] = ...,
+) -> np.ndarray: ...
+def tune(
+    A: AnyBsr,
+    B: ArrayInput,
     *,
     alpha: float = 1.0,
     beta: float = 0.0,
-    out: Any = None,
+    out: Optional[DenseArray] = None,
     transpose_a: bool = False,
-    bias: Any = None,
+    bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
-) -> Any:
+) -> DenseArray:
     """:func:`matmul`, after measuring the eligible kernel variants on these very operands
     (whatever the context's tuning mode or forced variant; on the CPU, candidates that cannot
     win are skipped: the reference on all but tiny problems, thread counts past the point where
@@ -95,8 +135,7 @@ def _multiply(
                                                                   rows, inner, alpha, beta, activation):
         return out
 
-    b_view = _arrays.view(B, "B", stream=stream)
-    _check_device(b_view, "B", a)
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout)
     b = _arrays.dense_operand(b_view, "B")
     if b.rows != inner:
         raise InvalidArgumentError(
@@ -153,15 +192,14 @@ def _register_torch_types(torch: Any) -> None:
 def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
     """``B @ op(A)`` (the ``@`` operator with the sparse matrix on the right), computed as
     ``(op(A)^T @ B^T)^T``: both transposes are views of the same memory, nothing is copied."""
-    if _arrays.array_kind(B) is None:
+    if _arrays.array_kind(B) is None and not isinstance(B, (list, tuple)):
         return NotImplemented
     ctx = default_context(a.device)
     rows, inner = _op_shape(a, transpose)
     stream = ctx._stream_for(B)
-    b_view = _arrays.view(B, "B", stream=stream)
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout)
     if len(b_view.shape) == 1:  # v @ op(A) == op(A)^T @ v
-        return matmul(a, B, transpose_a=not transpose)
-    _check_device(b_view, "B", a)
+        return matmul(a, b_view.source, transpose_a=not transpose)
     b = _arrays.dense_operand(b_view, "B")
     if b.cols != rows:
         raise InvalidArgumentError(
@@ -234,25 +272,38 @@ def _scalar(value: Any, argument: str) -> float:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(f"{argument} must be a real number; got {value!r}")
-    return float(value)
-
-
-def _check_device(view: _arrays.ArrayView, argument: str, a: BsrMatrix) -> None:
-    if not same_device(view.device, a._device):
-        where = device_name(view.device)
+    try:
+        return float(value)
+    except OverflowError:
+        text = repr(value)
+        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
         raise InvalidArgumentError(
-            f"{argument} is on {where} but A is on {a.device}: move A with A.to({where!r}) or "
-            f"the array to {a.device}"
-        )
+            f"{argument} = {shown} is outside the float64 range (|{argument}| < 1.8e308)"
+        ) from None
+
+
+def _input(
+    obj: Any, argument: str, stream: Optional[int], a: BsrMatrix,
+    readable: Callable[[_arrays.ArrayView], bool],
+) -> _arrays.ArrayView:
+    return _arrays.input_view(
+        obj, argument, stream=stream, device=a._device, dtype=a._dtype_name, readable=readable
+    )
 
 
 def _output_view(
     out: Any, shape: Tuple[int, ...], a: BsrMatrix, stream: Optional[int], b_view: _arrays.ArrayView
 ) -> _arrays.ArrayView:
     c_view = _arrays.view(out, "out", stream=stream)
-    _check_device(c_view, "out", a)
+    _arrays.check_device(c_view, "out", a._device)
     if c_view.shape != shape:
         raise InvalidArgumentError(f"out has shape {c_view.shape}; this product has shape {shape}")
+    if c_view.dtype != a._dtype_name:
+        raise UnsupportedError(
+            f"out has dtype {c_view.dtype} but A has {a._dtype_name}, and out is written in "
+            f"place, never converted: pass out of dtype {a._dtype_name} (or leave out=None "
+            f"for a new array), or convert A with A.astype({c_view.dtype!r})"
+        )
     if c_view.read_only:
         raise InvalidArgumentError(
             f"out ({type(out).__name__}) is read-only or cannot say it is writable"
@@ -270,21 +321,12 @@ def _bias_view(
     bias: Any, c: _arrays.DenseOperand, a: BsrMatrix, stream: Optional[int]
 ) -> Optional[_arrays.ArrayView]:
     """The bias reaches the core as a bare address, so its length, dtype and stride are all
-    checked here."""
+    settled here (a copy in A's dtype when it has another, or is strided)."""
     if bias is None:
         return None
-    bias_view = _arrays.view(bias, "bias", stream=stream)
-    _check_device(bias_view, "bias", a)
+    bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous)
     if bias_view.shape != (c.rows,):
         raise InvalidArgumentError(
             f"bias must be 1-D with one value per row of C ({c.rows}); got shape {bias_view.shape}"
-        )
-    if bias_view.dtype != c.view.dtype:
-        raise UnsupportedError(
-            f"bias has dtype {bias_view.dtype} but out has {c.view.dtype}; they must match"
-        )
-    if not bias_view.is_contiguous:
-        raise InvalidArgumentError(
-            f"bias must be contiguous; it has element stride {bias_view.strides[0]}"
         )
     return bias_view

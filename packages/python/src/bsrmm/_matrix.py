@@ -8,6 +8,7 @@ Construction on a GPU finishes before it returns, so the matrix is ready on ever
 
 from __future__ import annotations
 
+import numbers
 import sys
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -16,11 +17,11 @@ import numpy as np
 from . import _arrays, _core, _dtypes
 from ._context import Context, default_context
 from ._devices import CPU, Device, device_name, is_cuda, parse_device, same_device
-from ._errors import InvalidArgumentError, UnsupportedError
+from ._errors import CONSTRUCTION_WORDS, InvalidArgumentError, UnsupportedError, reworded
+from ._typing import ArrayInput, BlockSize, DeviceLike, DTypeLike
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
-_DESC_NAMES = "desc.row_ptr is indptr, desc.col_idx is indices, desc.values is data"
 
 
 def _extent(value: Any, argument: str, limit: int = _INT64_MAX) -> int:
@@ -51,26 +52,67 @@ def _blocksize(blocksize: Any) -> Tuple[int, int]:
     return (height, width)
 
 
+def _threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise InvalidArgumentError(f"threshold must be a real number >= 0; got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise InvalidArgumentError("threshold is outside the float64 range") from None
+
+
+def _pruned(
+    array_view: _arrays.ArrayView, block_height: int, block_width: int, threshold: float
+) -> _arrays.ArrayView:
+    """A copy of a host array with every block whose values are all <= threshold in magnitude
+    set to zero, so the core's from_dense drops exactly those blocks."""
+    if is_cuda(array_view.device):
+        raise UnsupportedError(
+            f"threshold > 0 needs array on the host (it is on {device_name(array_view.device)}): "
+            "copy it to the host, or zero the blocks yourself and pass threshold=0"
+        )
+    rows, cols = array_view.shape
+    if rows % block_height or cols % block_width:
+        raise InvalidArgumentError(
+            f"array has shape {array_view.shape}, not a whole number of "
+            f"{block_height}x{block_width} blocks (blocksize)"
+        )
+    host = array_view.source
+    if not isinstance(host, np.ndarray):
+        host = np.from_dlpack(host)
+    pruned = np.array(host, order="C")
+    blocks = pruned.reshape(rows // block_height, block_height, cols // block_width, block_width)
+    # `not <=` keeps NaN blocks, as from_dense keeps them at threshold 0.
+    keep = (~(np.abs(blocks) <= threshold)).any(axis=(1, 3))
+    blocks.transpose(0, 2, 1, 3)[~keep] = 0  # a view: (block row, block column, bh, bw)
+    return _arrays.view(pruned, "array")
+
+
+def _rebuild(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: Tuple[int, int], device: str
+) -> "BsrMatrix":
+    """Unpickling: the three arrays back into a matrix on the device it was pickled from."""
+    return BsrMatrix.from_arrays(indptr, indices, data, shape, device=device)
+
+
 def _host_or_device_view(obj: Any, argument: str, stream: Optional[int]) -> _arrays.ArrayView:
-    """A contiguous view for construction. Host data that is not contiguous (or not an array at
-    all) is copied first: the core copies it anyway. Device data is never copied here."""
-    if _arrays.array_kind(obj) is not None:
-        array_view = _arrays.view(obj, argument, stream=stream)
-        if array_view.is_contiguous:
-            return array_view
-        if is_cuda(array_view.device):
-            raise InvalidArgumentError(
-                f"{argument} is a non-contiguous device array (shape {array_view.shape}, element "
-                f"strides {array_view.strides}); make it contiguous first"
-            )
-    return _arrays.view(np.ascontiguousarray(_host_array(obj)), argument)
+    """A contiguous view for construction. Data that is not contiguous (or not an array at all)
+    is copied first, by the library that owns it: the core copies it anyway."""
+    if _arrays.array_kind(obj) is None:
+        obj = _host_array(obj, argument)
+    array_view = _arrays.view(obj, argument, stream=stream)
+    if array_view.is_contiguous:
+        return array_view
+    return _arrays.view(_arrays.contiguous_copy(obj, array_view, argument, None), argument, stream=stream)
 
 
-def _host_array(obj: Any) -> np.ndarray:
+def _host_array(obj: Any, argument: str) -> np.ndarray:
     """A host array as numpy (DLPack-only producers included), for construction's copies."""
     if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
         return np.from_dlpack(obj)
-    return np.asarray(obj)
+    if isinstance(obj, (BsrMatrix, TransposedBsrMatrix)):
+        raise UnsupportedError(f"{argument} is a bsrmm matrix; its arrays are A.indptr, A.indices, A.data")
+    return _arrays.as_numpy(obj, argument)
 
 
 def _index_views(
@@ -88,16 +130,99 @@ def _index_views(
                 "on a device"
             )
         # An empty list arrives as float64: with no values there is nothing to misread.
-        if v.size and not np.issubdtype(np.dtype(v.dtype), np.integer):
+        if v.size and v.dtype not in _dtypes.INTEGER_NAMES:
             raise UnsupportedError(f"{name} has dtype {v.dtype}; indices must be integers")
     widened = [
-        _arrays.view(np.ascontiguousarray(_host_array(v.source), dtype=np.int64), name)
+        _arrays.view(np.ascontiguousarray(_host_array(v.source, name), dtype=np.int64), name)
         for name, v in (("indptr", indptr), ("indices", indices))
     ]
     return widened[0], widened[1], _core.INDEX_I64
 
 
-class BsrMatrix:
+class _SparseManners:
+    """What scipy.sparse users reach for, on a matrix and on its lazy transpose alike: scipy's
+    names, the LinearOperator protocol, and a clear refusal to become a numpy array."""
+
+    __slots__ = ()
+    ndim = 2
+
+    # Makes numpy defer `ndarray @ A` to A.__rmatmul__.
+    __array_ufunc__ = None
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def dtype(self) -> np.dtype:
+        raise NotImplementedError
+
+    @property
+    def T(self) -> "AnyBsr":
+        raise NotImplementedError
+
+    def to_dense(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def to_scipy(self) -> Any:
+        raise NotImplementedError
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        # Without this numpy would wrap the matrix in a 0-d object array, which fails later
+        # and far from here.
+        raise UnsupportedError(
+            f"a bsrmm matrix is not a dense array: A.toarray() gives one, A @ x and x @ A "
+            f"multiply, A.aslinearoperator() serves scipy.sparse.linalg (A is {self!r})"
+        )
+
+    def toarray(self) -> np.ndarray:
+        """scipy's name for :meth:`to_dense`."""
+        return self.to_dense()
+
+    def todense(self) -> np.ndarray:
+        """scipy's name for :meth:`to_dense` (an ndarray, as scipy's sparse arrays give)."""
+        return self.to_dense()
+
+    def tocsr(self) -> Any:
+        """A ``scipy.sparse.csr_array`` of this matrix (host copies)."""
+        return self.to_scipy().tocsr()
+
+    def transpose(self, axes: Optional[Tuple[int, int]] = None) -> "AnyBsr":
+        """``A.T`` (lazy), as scipy spells it."""
+        if axes is not None and tuple(axes) != (1, 0):
+            raise InvalidArgumentError(f"axes must be None or (1, 0) for a 2-D matrix; got {axes!r}")
+        return self.T
+
+    def dot(self, other: ArrayInput) -> Any:
+        """``A @ other``."""
+        from ._matmul import matmul
+
+        return matmul(self, other)
+
+    # scipy.sparse.linalg.aslinearoperator(A) builds its operator from these.
+    def matvec(self, x: ArrayInput) -> Any:
+        """``A @ x`` for a vector (shape (n,) or (n, 1))."""
+        return self.dot(x)
+
+    def rmatvec(self, x: ArrayInput) -> Any:
+        """``A.T @ x`` (the adjoint: the values are real)."""
+        return self.T.dot(x)
+
+    def matmat(self, x: ArrayInput) -> Any:
+        return self.dot(x)
+
+    def rmatmat(self, x: ArrayInput) -> Any:
+        return self.T.dot(x)
+
+    def aslinearoperator(self) -> Any:
+        """A ``scipy.sparse.linalg.LinearOperator`` that multiplies whole blocks of vectors in
+        one call (``scipy.sparse.linalg.aslinearoperator(A)`` works too, one vector a call)."""
+        from ._linear_operator import BsrLinearOperator
+
+        return BsrLinearOperator(self)
+
+
+class BsrMatrix(_SparseManners):
     """A block-sparse matrix (BSR) on one device. Build one with :meth:`from_arrays`,
     :meth:`from_dense`, :meth:`from_scipy` or :meth:`from_torch`; multiply with
     :func:`bsrmm.matmul` or ``A @ B``; ``A.T`` is a lazy transpose."""
@@ -107,9 +232,6 @@ class BsrMatrix:
     _info: _core.MatrixInfo
     _device: Device
     _shape: Tuple[int, int]  # read on every multiply: kept as a tuple, not rebuilt from _info
-
-    # Makes numpy defer `ndarray @ BsrMatrix` to BsrMatrix.__rmatmul__.
-    __array_ufunc__ = None
 
     def __init__(self) -> None:
         raise TypeError(
@@ -191,44 +313,72 @@ class BsrMatrix:
                     data_view.address, dtype, *data_view.device, flags,
                 )
             except InvalidArgumentError as error:
-                # The core names the C descriptor's fields; say which Python argument each is.
-                raise InvalidArgumentError(f"{error} [{_DESC_NAMES}]") from None
+                # The core names the C descriptor's fields: say the Python arguments instead.
+                raise reworded(error, CONSTRUCTION_WORDS) from None
             if is_cuda(source_context._device):
                 ctx.synchronize()
         return cls._wrap(handle).to(device_name(target))
 
     @classmethod
-    def from_dense(cls, array: Any, blocksize: Any, device: Any = "cpu") -> "BsrMatrix":
-        """Keeps every block of ``array`` that holds a non-zero (NaN counts as non-zero).
-        ``blocksize`` is an int or (height, width)."""
+    def from_dense(
+        cls, array: ArrayInput, blocksize: BlockSize, device: DeviceLike = "cpu", *,
+        threshold: float = 0.0,
+    ) -> "BsrMatrix":
+        """Keeps every block of ``array`` that holds a value with ``abs(value) > threshold``
+        (NaN counts as such a value); dropped blocks are zeros in the result, kept blocks keep
+        every value, small ones included. ``blocksize`` is an int or (height, width).
+        ``threshold`` > 0 (block pruning) needs ``array`` on the host."""
         target = parse_device(device)
         block_height, block_width = _blocksize(blocksize)
+        threshold = _threshold(threshold)
         source_context = cls._source_context([array], target)
         stream = source_context._stream_for(array)
         array_view = _host_or_device_view(array, "array", stream)
         if len(array_view.shape) != 2:
             raise InvalidArgumentError(f"array must be 2-D; got shape {array_view.shape}")
+        if threshold > 0.0:
+            array_view = _pruned(array_view, block_height, block_width, threshold)
         dense = _arrays.dense_operand(array_view, "array")
         with source_context._session(stream) as ctx:
-            handle = _core.Matrix.from_dense(
-                ctx, dense.descriptor(array_view.device), block_height, block_width
-            )
+            try:
+                handle = _core.Matrix.from_dense(
+                    ctx, dense.descriptor(array_view.device), block_height, block_width
+                )
+            except InvalidArgumentError as error:
+                raise reworded(error, CONSTRUCTION_WORDS) from None
             if is_cuda(source_context._device):
                 ctx.synchronize()
         return cls._wrap(handle).to(device_name(target))
 
     @classmethod
-    def from_scipy(cls, matrix: Any, *, device: Any = "cpu") -> "BsrMatrix":
-        """From a ``scipy.sparse`` BSR array or matrix (its arrays are copied). scipy allows
-        unsorted and duplicate blocks (duplicates add up); such a matrix is brought to scipy's
-        canonical form on a copy first, so the result means what scipy means."""
-        fmt = getattr(matrix, "format", None)
-        if fmt != "bsr":
-            hint = " (convert it with .tobsr(blocksize=(h, w)))" if fmt is not None else ""
+    def from_scipy(
+        cls, matrix: Any, *, blocksize: Optional[BlockSize] = None, device: DeviceLike = "cpu"
+    ) -> "BsrMatrix":
+        """From a ``scipy.sparse`` array or matrix (its arrays are copied). BSR keeps its own
+        blocks unless ``blocksize`` asks for others; any other format (CSR, CSC, COO, ...) is
+        converted to blocks of ``blocksize``, which it then needs. scipy allows unsorted and
+        duplicate entries (duplicates add up); such a matrix is brought to scipy's canonical
+        form on a copy first, so the result means what scipy means."""
+        fmt = _arrays._scipy_sparse_format(matrix)
+        if fmt is None:
             raise UnsupportedError(
-                f"from_scipy expects a scipy.sparse BSR array or matrix; got "
-                f"{type(matrix).__name__}{hint}"
+                f"from_scipy expects a scipy.sparse array or matrix; got {type(matrix).__name__}"
+                " (from_dense takes dense arrays)"
             )
+        wanted = None if blocksize is None else _blocksize(blocksize)
+        if fmt != "bsr" or (wanted is not None and wanted != tuple(matrix.blocksize)):
+            if wanted is None:
+                raise InvalidArgumentError(
+                    f"from_scipy needs blocksize=(height, width) to group a {fmt} matrix into "
+                    "blocks (only BSR matrices have their own)"
+                )
+            rows, cols = matrix.shape
+            if rows % wanted[0] or cols % wanted[1]:
+                raise InvalidArgumentError(
+                    f"shape {matrix.shape} is not a whole number of {wanted[0]}x{wanted[1]} "
+                    f"blocks (blocksize={blocksize!r})"
+                )
+            matrix = matrix.tobsr(blocksize=wanted)
         if not matrix.has_canonical_format:
             matrix = matrix.copy()
             matrix.sum_duplicates()
@@ -282,6 +432,44 @@ class BsrMatrix:
             if is_cuda(target):
                 ctx.synchronize()
         return BsrMatrix._wrap(handle)
+
+    def with_values(self, data: ArrayInput) -> "BsrMatrix":
+        """A matrix with this one's pattern and device and other values: ``data`` has shape
+        (nnzb, block_height, block_width), blocks in this matrix's order (that of ``A.data``
+        and ``A.indices``). Nothing about the pattern is validated or planned again, so this
+        costs a copy of the values (converted to this matrix's dtype if they have another);
+        for weights that change every step. ``data`` may be on the host or on this matrix's
+        device."""
+        context = default_context(self.device)
+        stream = context._stream_for(data)
+        # Host values serve a matrix anywhere (the core uploads them); device values must be
+        # on the matrix's device.
+        source = CPU if not is_cuda(_arrays.source_device(data, "data")) else self._device
+        values = _arrays.input_view(
+            data, "data", stream=stream, device=source, dtype=self._dtype_name,
+            readable=_arrays.readable_contiguous,
+        )
+        expected = (self.nnzb, *self.blocksize)
+        if values.shape != expected:
+            raise InvalidArgumentError(
+                f"data must have shape {expected} (nnzb, block_height, block_width, as A.data "
+                f"has); got shape {values.shape}"
+            )
+        with context._session(stream) as ctx:
+            handle = self._handle.with_values(ctx, values.address, *values.device)
+        return BsrMatrix._wrap(handle)
+
+    def astype(self, dtype: DTypeLike) -> "BsrMatrix":
+        """This matrix with its values converted to ``dtype`` (itself if it has it already:
+        matrices are immutable). A new matrix of another dtype is built, and validated, anew."""
+        name = _dtypes.value_name(dtype, "dtype")
+        if name == self._dtype_name:
+            return self
+        indptr, indices, data = self._export(indptr=True, indices=True, data=True)
+        return BsrMatrix.from_arrays(
+            indptr, indices, data.astype(_dtypes.numpy_dtype(name)), self.shape,
+            device=self.device,
+        )
 
     def to_dense(self) -> np.ndarray:
         """The matrix as a dense numpy array (a GPU matrix is copied to the host first)."""
@@ -377,15 +565,26 @@ class BsrMatrix:
         """A lazy transpose: nothing is copied; products run with transpose_a=True."""
         return TransposedBsrMatrix(self)
 
-    def __matmul__(self, other: Any) -> Any:
+    def __matmul__(self, other: ArrayInput) -> Any:
         from ._matmul import matmul
 
         return matmul(self, other)
 
-    def __rmatmul__(self, other: Any) -> Any:
+    def __rmatmul__(self, other: ArrayInput) -> Any:
         from ._matmul import dense_matmul
 
         return dense_matmul(other, self, transpose=False)
+
+    # Pickled as its three arrays and device; copies are the matrix itself (it is immutable).
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        indptr, indices, data = self._export(indptr=True, indices=True, data=True)
+        return (_rebuild, (indptr, indices, data, self.shape, self.device))
+
+    def __copy__(self) -> "BsrMatrix":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "BsrMatrix":
+        return self
 
     def __repr__(self) -> str:
         return (
@@ -394,12 +593,10 @@ class BsrMatrix:
         )
 
 
-class TransposedBsrMatrix:
+class TransposedBsrMatrix(_SparseManners):
     """``A.T``: the transpose of a BsrMatrix, read in place by the multiply (transpose_a=True)."""
 
     __slots__ = ("_base",)
-
-    __array_ufunc__ = None
 
     def __init__(self, base: BsrMatrix) -> None:
         self._base = base
@@ -437,15 +634,24 @@ class TransposedBsrMatrix:
     def to_dense(self) -> np.ndarray:
         return self._base.to_dense().T
 
-    def __matmul__(self, other: Any) -> Any:
+    def to_scipy(self) -> Any:
+        return self._base.to_scipy().T
+
+    def astype(self, dtype: DTypeLike) -> "TransposedBsrMatrix":
+        return self._base.astype(dtype).T
+
+    def __matmul__(self, other: ArrayInput) -> Any:
         from ._matmul import matmul
 
         return matmul(self, other)
 
-    def __rmatmul__(self, other: Any) -> Any:
+    def __rmatmul__(self, other: ArrayInput) -> Any:
         from ._matmul import dense_matmul
 
         return dense_matmul(other, self._base, transpose=True)
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        return (TransposedBsrMatrix, (self._base,))
 
     def __repr__(self) -> str:
         return f"{self._base!r}.T"

@@ -43,9 +43,9 @@ def stream_handle(stream: Any) -> int:
         return int(stream.cuda_stream)
     if hasattr(stream, "ptr") and not isinstance(stream, int):  # cupy.cuda.Stream
         return int(stream.ptr)
-    if isinstance(stream, int) and not isinstance(stream, bool) and stream >= 0:
+    if isinstance(stream, int) and not isinstance(stream, bool) and 0 <= stream < 2**64:
         return stream
     raise InvalidArgumentError(
-        "stream must be a cudaStream_t handle (int >= 0), a torch.cuda.Stream, a cupy Stream or an "
-        f"object with __cuda_stream__; got {stream!r}"
+        "stream must be a cudaStream_t handle (an int in 0..2**64-1), a torch.cuda.Stream, a cupy "
+        f"Stream or an object with __cuda_stream__; got {stream!r}"
     )

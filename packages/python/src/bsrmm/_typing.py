@@ -1,0 +1,60 @@
+"""The types in bsrmm's signatures. Array libraries are never imported here: an array is
+described by the protocols bsrmm reads (DLPack, ``__cuda_array_interface__``), which numpy,
+torch and cupy arrays all have."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple, TypeVar, Union
+
+import numpy as np
+import numpy.typing as npt
+
+
+class SupportsDLPack(Protocol):
+    """An array exported in place through DLPack (torch, cupy, jax, numpy >= 1.22, ...)."""
+
+    def __dlpack__(self, *, stream: Any = ...) -> Any: ...  # a PyCapsule (no type before 3.13)
+
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+
+
+class SupportsCudaArrayInterface(Protocol):
+    """A CUDA array described by ``__cuda_array_interface__`` (numba, older cupy, ...)."""
+
+    @property
+    def __cuda_array_interface__(self) -> Mapping[str, Any]: ...
+
+
+class TorchDeviceLike(Protocol):
+    """A ``torch.device``: its type ("cpu", "cuda") and ordinal."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def index(self) -> Optional[int]: ...
+
+
+DenseArray = Union[np.ndarray, SupportsDLPack, SupportsCudaArrayInterface]
+"""An array bsrmm reads or writes where it lies."""
+
+ArrayInput = Union[DenseArray, npt.ArrayLike]
+"""An input: an array, or on the host anything numpy reads as one (copied once)."""
+
+ArrayT = TypeVar("ArrayT", bound=DenseArray)
+
+DeviceLike = Union[str, TorchDeviceLike]
+"""``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a ``torch.device``."""
+
+BlockSize = Union[int, Sequence[int]]
+"""An int (square blocks) or (height, width)."""
+
+class TorchDTypeLike(Protocol):
+    """A ``torch.dtype``."""
+
+    @property
+    def is_floating_point(self) -> bool: ...
+
+
+DTypeLike = Union[npt.DTypeLike, TorchDTypeLike]
+"""A value type as numpy spells it (name, dtype, scalar type, ml_dtypes.bfloat16) or a torch dtype."""
