@@ -4,6 +4,8 @@ so ours and every peer see the same values in the same dtype and layout."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from . import operands, timing
@@ -16,12 +18,29 @@ class Unavailable(Exception):
 
 class HostBackend:
     device = "cpu"
-    # Full float64 reference up to 2**34 flops (a few seconds of float64 BLAS on 2 cores).
+    # Full float64 reference up to 2**34 flops (a few seconds of float64 BLAS on 2 cores) and
+    # 512 MiB of dense float64 op(A); beyond, whole block rows are sampled.
     full_flop_limit = 2.0**34
-    full_bytes_limit = 2.0**31
+    full_bytes_limit = 2.0**29
 
     def __init__(self, budget: timing.Budget = timing.CPU_BUDGET):
         self.budget = budget
+        self._bandwidth = None
+
+    def bandwidth(self) -> dict:
+        """DRAM bandwidth as a numpy copy achieves it (read + write bytes / time, best of 5 copies
+        of 256 MiB): the denominator of the memory-bound cells' bandwidth fraction."""
+        if self._bandwidth is None:
+            src = np.ones(32 << 20, dtype=np.float64)
+            dst = np.empty_like(src)
+            best = float("inf")
+            for _ in range(5):
+                t0 = time.perf_counter()
+                np.copyto(dst, src)
+                best = min(best, time.perf_counter() - t0)
+            self._bandwidth = {"bytes_per_s": 2 * src.nbytes / best,
+                               "source": "measured: numpy copy of 256 MiB, (read + write) / best of 5"}
+        return self._bandwidth
 
     def rotation_sets(self, bytes_per_set: int) -> int:
         """One set on the host: every implementation meets the same warm caches, CPU runs last
@@ -76,6 +95,27 @@ class CudaBackend:
         self.torch = torch
         self.budget = budget
         self.dev = torch.device("cuda", torch.cuda.current_device())
+        self._bandwidth = None
+
+    def bandwidth(self) -> dict:
+        """HBM bandwidth as a device-to-device copy achieves it (read + write bytes / time, median
+        of 20 copies of 1 GiB), beside the per-device constant of KNOWN_COPY_BANDWIDTH."""
+        if self._bandwidth is None:
+            t = self.torch
+            name = t.cuda.get_device_properties(self.dev).name
+            known = next((v for k, v in KNOWN_COPY_BANDWIDTH.items() if k in name), None)
+            try:
+                src = t.empty(1 << 30, dtype=t.uint8, device=self.dev)
+                dst = t.empty_like(src)
+                stats = timing.time_cuda(lambda i: dst.copy_(src), 1, timing.Budget(3, 20, 20, 0.0))
+                measured = 2 * src.numel() / (stats["median"] * 1e-3)
+                del src, dst
+                self._bandwidth = {"bytes_per_s": measured, "constant_bytes_per_s": known,
+                                   "source": f"measured: device-to-device copy of 1 GiB on {name}, (read + write) / median of 20"}
+            except Exception as e:  # out of memory, or no events: the constant, else nothing
+                self._bandwidth = {"bytes_per_s": known, "constant_bytes_per_s": known,
+                                   "source": f"constant for {name} (copy not measured: {type(e).__name__}: {e})"}
+        return self._bandwidth
 
     def rotation_sets(self, bytes_per_set: int) -> int:
         """Enough operand sets that a case fitting in L2 is not timed from L2 (METHOD.md)."""
@@ -107,6 +147,8 @@ class CudaBackend:
         """float64 op(A)[rows] @ B computed on the GPU (cuBLAS DGEMM): op(A)'s rows are built
         densely in float64 on the host from the BSR arrays, B is upcast exactly."""
         t = self.torch
+        if rows.size * ops.case.k * 8 > operands.DENSE_ROWS_BYTES_LIMIT:  # wide A: sparse rows, on the host
+            return t.from_numpy(operands.sparse_reference(ops, rows)).to(self.dev)
         a_rows = t.from_numpy(ops.dense_op_a(0, np.float64, rows)).to(self.dev)
         b = t.from_numpy(ops.sets[0].b.astype(np.float64)).to(self.dev)
         return a_rows @ b
@@ -124,6 +166,12 @@ class CudaBackend:
 
     def time(self, run, sets: int) -> dict:
         return timing.time_cuda(run, sets, self.budget)
+
+
+# Device-to-device copy bandwidth, (read + write) bytes / s, by device name, as measured on the
+# project's H100 80GB HBM3 (~3.0 TB/s; 3.35 TB/s on its datasheet): used where the run's own
+# copy could not be measured.
+KNOWN_COPY_BANDWIDTH = {"H100": 3.0e12}
 
 
 def make_backend(device: str, cpu_budget=timing.CPU_BUDGET, gpu_budget=timing.GPU_BUDGET):

@@ -20,13 +20,33 @@ def capture(device: str) -> dict:
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "threads": {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if os.environ.get(name)},
-        "versions": {name: _version(name) for name in ("numpy", "scipy", "matplotlib", "ml_dtypes", "torch", "triton", "cupy-cuda13x")},
+        "versions": {name: _version(name) for name in ("numpy", "scipy", "matplotlib", "ml_dtypes", "torch", "triton", "cupy-cuda13x",
+                                                         "mkl", "sparse_dot_mkl", "threadpoolctl")},
         "git_commit": git_commit(),
     }
     env["versions"]["bsrmm"] = ours.version()
     if device == "cuda":
         env["gpu"] = gpu_info()
     return env
+
+
+def thread_counts() -> dict:
+    """Threads each library computes with, read after the run (the libraries are loaded by then):
+    every BLAS / OpenMP pool threadpoolctl finds (numpy's BLAS, MKL, torch's), torch's intra-op
+    threads, and the usable cores. bsrmm's own count is in its results' notes."""
+    out: dict = {"usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
+    try:
+        from threadpoolctl import threadpool_info
+
+        out["threadpools"] = [{k: info.get(k) for k in ("user_api", "internal_api", "prefix", "num_threads", "version")}
+                              for info in threadpool_info()]
+    except Exception as e:
+        out["threadpools"] = f"threadpoolctl unavailable: {type(e).__name__}: {e}"
+    import sys
+
+    if "torch" in sys.modules:
+        out["torch_intra_op"] = sys.modules["torch"].get_num_threads()
+    return out
 
 
 def cpu_model() -> str:

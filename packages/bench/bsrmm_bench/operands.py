@@ -167,10 +167,25 @@ def reference_rows(ops: Operands, full_flop_limit: float, full_bytes_limit: floa
     return (chosen[:, None] * height + np.arange(height)[None, :]).reshape(-1)
 
 
+# Above this many bytes of dense float64 op(A) rows, the reference multiplies the rows as a sparse
+# matrix instead (a 2^20-column A would need 8 MiB per dense row).
+DENSE_ROWS_BYTES_LIMIT = 1 << 28
+
+
 def reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray:
-    """float64 op(A)[rows] @ B on the host (the GPU runner computes the same product on the GPU)."""
+    """float64 op(A)[rows] @ B on the host (the GPU runner computes the same product on the GPU
+    when the rows are dense-sized)."""
+    if rows.size * ops.case.k * 8 > DENSE_ROWS_BYTES_LIMIT:
+        return sparse_reference(ops, rows, set_index)
     a_rows = ops.dense_op_a(set_index, np.float64, rows)
     return a_rows @ ops.sets[set_index].b.astype(np.float64)
+
+
+def sparse_reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray:
+    """float64 op(A)[rows] @ B with op(A)'s rows kept sparse (scipy CSR, float64 sums)."""
+    a = ops.scipy_a(set_index, np.float64)
+    a_rows = (a.T if ops.case.transpose_a else a).tocsr()[rows]
+    return np.asarray(a_rows @ ops.sets[set_index].b.astype(np.float64))
 
 
 def relative_error(out_rows: np.ndarray, ref_rows: np.ndarray) -> float:

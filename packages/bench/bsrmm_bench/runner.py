@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import cases as cases_mod
 from . import env, operands, ours, peers, timing
+from .summary import summarize
 from .backends import Unavailable, make_backend
 from .impl import Implementation
 
@@ -98,13 +99,19 @@ def run_suite(
     if not plan:
         log(f"suite {suite!r}: no case to run (filter {case_filter!r}, devices {wanted})")
 
+    if plan:
+        log(CASE_ID_LEGEND)
     backends: dict = {}
     b_cache: dict = {}
+    started_at = time.perf_counter()
     for position, (device, case) in enumerate(plan, start=1):
         if device not in backends:
             backends[device] = make_backend(device, cpu_budget, gpu_budget)
+            bw = backends[device].bandwidth()
+            doc["environment"].setdefault("memory_bandwidth", {})[device] = bw
+            log(f"{device}: memory bandwidth {bw['bytes_per_s'] / 1e9:.0f} GB/s ({bw['source']})")
         impls = implementations(device) if implementations else [ours.OURS] + peers.for_device(device)
-        log(f"[{position}/{len(plan)}] {device} {case.id}")
+        log(f"[{position}/{len(plan)}] {device} {case.id}  (+{time.perf_counter() - started_at:.0f} s)")
         t0 = time.perf_counter()
         record = run_case(case, backends[device], impls, tuning=tuning, log=log, b_cache=b_cache)
         record["seconds"] = round(time.perf_counter() - t0, 3)
@@ -112,6 +119,7 @@ def run_suite(
         log("    " + progress_line(record))
         _write(doc, path)
 
+    doc["environment"]["threads"].update(env.thread_counts())
     if "cuda" in backends:
         doc["environment"]["gpu_after"] = env.gpu_info().get("nvidia_smi")
     doc["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -153,11 +161,12 @@ def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto"
         ref = backend.reference(ops, rows)
     except Unavailable as e:  # e.g. bfloat16 on a host without ml_dtypes
         record["results"] = [_result(impl, "unavailable", reason=str(e)) for impl in impls]
-        record["summary"] = summarize(record)
+        record["summary"] = summarize(record, ops.bytes_per_set(), backend.bandwidth()["bytes_per_s"])
         return record
     for impl in impls:
         record["results"].append(measure(impl, ops, backend, context, rows, ref))
-    record["summary"] = summarize(record)
+        log("      " + result_line(record["results"][-1]))
+    record["summary"] = summarize(record, ops.bytes_per_set(), backend.bandwidth()["bytes_per_s"])
     ops.release()
     context.clear()
     if backend.device == "cuda":
@@ -205,21 +214,17 @@ def measure(impl: Implementation, ops, backend, context: dict, rows, ref) -> dic
             pass
 
 
-def summarize(record: dict) -> dict:
-    """Best sparse peer, speed-ups of ours over it and over the dense peer (medians)."""
-    ok = {r["impl"]: r for r in record["results"] if r["status"] == "ok"}
-    mine = next((r for r in ok.values() if r["role"] == "ours"), None)
-    sparse = [r for r in ok.values() if r["role"] == "sparse"]
-    dense = next((r for r in ok.values() if r["role"] == "dense"), None)
-    best = min(sparse, key=lambda r: r["time_ms"]["median"], default=None)
-    out = {"best_peer": best["impl"] if best else None, "best_peer_ms": best["time_ms"]["median"] if best else None,
-           "dense_peer": dense["impl"] if dense else None, "dense_ms": dense["time_ms"]["median"] if dense else None,
-           "ours_ms": mine["time_ms"]["median"] if mine else None, "speedup_vs_best_peer": None, "speedup_vs_dense": None}
-    if mine and best:
-        out["speedup_vs_best_peer"] = best["time_ms"]["median"] / mine["time_ms"]["median"]
-    if mine and dense:
-        out["speedup_vs_dense"] = dense["time_ms"]["median"] / mine["time_ms"]["median"]
-    return out
+CASE_ID_LEGEND = (
+    "case ids: {dtype}[-tf32]_{m}x{k}x{n}_b{block h}x{block w}_{pattern}[-{d density|a alpha|l lower|u upper|"
+    "w window|g groups|D dims p points}]_{layout of B}{layout of C: r row, c col}[_tA: A transposed]_s{seed}; "
+    "op(A) is m x k, B k x n (packages/bench/cases/README.md)")
+
+
+def result_line(r: dict) -> str:
+    """One implementation's outcome, printed as soon as it is measured."""
+    if r["status"] == "ok":
+        return f"{r['label']}: {r['time_ms']['median']:.4g} ms"
+    return f"{r['label']}: {r['status']} ({r['reason']})"
 
 
 def progress_line(record: dict) -> str:
@@ -230,7 +235,8 @@ def progress_line(record: dict) -> str:
         else:
             parts.append(f"{r['impl']} {r['status']}")
     s = record.get("summary", {}).get("speedup_vs_best_peer")
-    tail = f"  -> {s:.2f}x best peer" if s else ""
+    best = record.get("summary", {}).get("best_peer")
+    tail = f"  -> {s:.2f}x best peer ({best})" if s else ""
     return " | ".join(parts) + tail + f"  ({record.get('seconds', 0):.1f} s)"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import summary as summary_mod
+
 _STATUS_MARK = {"unavailable": "n/a", "failed": "FAILED", "wrong": "WRONG"}
 
 
@@ -22,7 +24,7 @@ def rows_for(doc: dict, device: str) -> tuple[list[str], list[list[str]], list[s
                 peer_names.append(r["impl"])
                 labels[r["impl"]] = r["label"]
     header = ["case", "ours ms", f"ours {unit}"] + [f"{labels[p]} ms" for p in peer_names] + [
-        "x best peer", "x dense", "variant", "ours error"]
+        "best peer", "x best peer", "x best sparse", "x dense", "ours % BW", "variant", "ours error"]
     notes: list[str] = []
 
     def mark(r: dict) -> str:
@@ -37,7 +39,7 @@ def rows_for(doc: dict, device: str) -> tuple[list[str], list[list[str]], list[s
     for record in records:
         by_name = {r["impl"]: r for r in record["results"]}
         mine = next((r for r in record["results"] if r["role"] == "ours"), None)
-        summary = record.get("summary", {})
+        summary = summary_mod.of(record, doc)
         row = [record["id"]]
         if mine is None:
             row += ["-", "-"]
@@ -46,13 +48,22 @@ def rows_for(doc: dict, device: str) -> tuple[list[str], list[list[str]], list[s
             row.append(f"{mine['tflops'] * scale:.1f}" if mine["status"] == "ok" else "-")
         row += [mark(by_name[p]) if p in by_name else "-" for p in peer_names]
         s, d = summary.get("speedup_vs_best_peer"), summary.get("speedup_vs_dense")
+        sp, bw = summary.get("speedup_vs_best_sparse_peer"), summary.get("bandwidth_fraction")
+        row.append(labels.get(summary["best_peer"], "-") if summary.get("best_peer") else "-")
         row.append(f"{s:.2f}" if s else "-")
+        row.append(f"{sp:.2f}" if sp else "-")
         row.append(f"{d:.2f}" if d else "-")
+        row.append(f"{100 * bw:.0f}" if bw else "-")
         row.append((mine or {}).get("variant") or "-")
         err = (mine or {}).get("error")
         row.append(f"{err:.1e}" if err is not None else "-")
         rows.append(row)
     return header, rows, notes
+
+
+LEGEND = ("x best peer = the fastest peer's median / bsrmm's, over ALL peers (sparse and dense); x best sparse: "
+          "sparse peers only; x dense: the dense GEMM; ours % BW: (A + B + C bytes) / bsrmm's time as a share of the "
+          "device's measured memory bandwidth")
 
 
 def render(doc: dict) -> str:
@@ -69,9 +80,34 @@ def render(doc: dict) -> str:
         out += [line(r) for r in rows]
         out += [f"  [{i}] {n}" for i, n in enumerate(notes, start=1)]
         out.append("")
+    if out:
+        out.append(LEGEND)
+    worst = summary_mod.worst_cell(doc)
+    if worst:
+        out.append(f"worst cell: {worst['device']} {worst['id']}: {worst['ratio']:.2f}x the best peer "
+                   f"({worst['best_peer']} {worst['best_peer_ms']:.4g} ms, bsrmm {worst['ours_ms']:.4g} ms)")
+    out += peer_availability(doc)
     for skipped in doc.get("skipped", []):
         out.append(f"skipped {len(skipped['cases'])} {skipped['device']} case(s): {skipped['reason']}")
     return "\n".join(out)
+
+
+def peer_availability(doc: dict) -> list[str]:
+    """Which implementations ran and which could not, and why (the first reason of each kind)."""
+    counts: dict = {}
+    for record in doc["cases"]:
+        for r in record["results"]:
+            c = counts.setdefault((record["device"], r["label"]), {"ok": 0, "reasons": {}})
+            if r["status"] == "ok":
+                c["ok"] += 1
+            else:
+                reason = f"{r['status']}: {(r['reason'] or '')[:160]}"
+                c["reasons"][reason] = c["reasons"].get(reason, 0) + 1
+    lines = []
+    for (device, label), c in counts.items():
+        missed = "; ".join(f"{n}x {why}" for why, n in sorted(c["reasons"].items(), key=lambda kv: -kv[1])[:3])
+        lines.append(f"{device} {label}: ran in {c['ok']} case(s)" + (f"; not in {sum(c['reasons'].values())}: {missed}" if missed else ""))
+    return ["implementations:"] + ["  " + line for line in lines] if lines else []
 
 
 def markdown(doc: dict) -> str:
