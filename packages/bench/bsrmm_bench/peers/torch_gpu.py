@@ -50,9 +50,18 @@ def dense_on_device(ops, backend, set_index: int):
     return dense
 
 
+# The dense peer materialises op(A) on the GPU: beyond this it is reported unavailable (a 2^20-row
+# A would need terabytes).
+DENSE_BYTES_LIMIT = 16 << 30
+
+
 def _prepare_dense(ops, backend, context) -> Prepared:
     torch = backend.torch
     case = ops.case
+    item = torch.empty((), dtype=backend.torch_dtype(case.dtype)).element_size()
+    if case.m * case.k * item * len(ops.sets) > DENSE_BYTES_LIMIT:
+        raise Unavailable(f"dense op(A) would take {case.m * case.k * item * len(ops.sets) / 2**30:.0f} GiB "
+                          f"(limit {DENSE_BYTES_LIMIT >> 30} GiB)")
     set_f32_mode(torch, case.precision)
     # Densified on the GPU: rotation sets of small cases would otherwise need one float64 host
     # copy of op(A) per set.
@@ -88,6 +97,11 @@ def _prepare_bsr(ops, backend, context) -> Prepared:
 def _prepare_triton(ops, backend, context) -> Prepared:
     torch = backend.torch
     case = ops.case
+    op_block = (case.block[1], case.block[0]) if case.transpose_a else case.block
+    if any(b < 16 or b & (b - 1) for b in op_block) or case.dtype == "float64":
+        # Where it applies: torch checks the same (and would fail in the checked run otherwise).
+        raise Unavailable(f"torch's Triton BSR kernel takes blocks of 16 or more, powers of 2, in f16 / bf16 / f32; "
+                          f"this case: {op_block[0]} x {op_block[1]} {case.dtype}")
     try:
         from torch.sparse._triton_ops import bsr_dense_mm
     except Exception as e:

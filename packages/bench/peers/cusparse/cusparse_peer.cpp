@@ -89,8 +89,14 @@ std::unique_ptr<Peer> create(const bench_cusparse_args& x) {
                                    const_cast<void*>(x.col_indices), const_cast<void*>(x.values),
                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type),
           "cusparseCreateBlockedEll");
+  } else if (x.format == BENCH_FORMAT_CSR) {
+    peer->alg = CUSPARSE_SPMM_ALG_DEFAULT;
+    check(cusparseCreateCsr(&peer->a, x.rows, x.cols, x.nnzb, const_cast<void*>(x.row_offsets),
+                            const_cast<void*>(x.col_indices), const_cast<void*>(x.values),
+                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type),
+          "cusparseCreateCsr");
   } else {
-    throw Failure("format must be 0 (BSR) or 1 (Blocked-ELL), got " + std::to_string(x.format));
+    throw Failure("format must be 0 (BSR), 1 (Blocked-ELL) or 2 (CSR), got " + std::to_string(x.format));
   }
 
   check(cusparseCreateDnMat(&peer->b, x.cols, x.n, x.ldb, const_cast<void*>(x.b), type,
