@@ -132,6 +132,11 @@ def _load(name: str, cases_dir: Path, stack: tuple[str, ...]) -> list[Case]:
     defaults = {**_DEFAULTS, **doc.get("defaults", {})}
     for position, entry in enumerate(doc.get("cases", [])):
         where = f"{path.name}: cases[{position}]"
+        if "sample" in entry:
+            from . import sampling
+
+            cases += sampling.sample_entry(entry, defaults, where)
+            continue
         for fields in expand_entry(entry, where):
             cases.append(make_case(_merge(defaults, fields), where))
     return cases
@@ -213,8 +218,9 @@ def make_case(fields: dict, where: str = "case") -> Case:
 _ID_PARAMS = {
     "uniform": ("density",), "bernoulli": ("density",), "power_law": ("alpha", "density"),
     "banded": ("lower", "upper"), "causal": ("window",), "block_diagonal": ("groups",), "topk": ("density",),
+    "stencil": ("dims", "points"),
 }
-_ID_LETTER = {"density": "d", "alpha": "a", "lower": "l", "upper": "u", "window": "w", "groups": "g"}
+_ID_LETTER = {"density": "d", "alpha": "a", "lower": "l", "upper": "u", "window": "w", "groups": "g", "dims": "D", "points": "p"}
 
 
 def case_id(case: Case) -> str:

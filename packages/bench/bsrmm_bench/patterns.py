@@ -13,7 +13,9 @@ import numpy as np
 
 from . import prng
 
-PATTERN_KINDS = ("uniform", "bernoulli", "power_law", "banded", "causal", "block_diagonal", "topk")
+PATTERN_KINDS = ("uniform", "bernoulli", "power_law", "banded", "causal", "block_diagonal", "topk", "stencil")
+# stencil: (dims, points) -> whether the offsets are the star (one axis at a time) or the full box
+STENCILS = {(1, 3): "box", (2, 5): "star", (2, 9): "box", (3, 7): "star", (3, 27): "box"}
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ def generate(spec: dict, block_rows: int, block_cols: int, seed: int, *, block_s
         if block_shape is None:
             raise ValueError("pattern 'topk' needs the block shape of the case")
         return topk(block_rows, block_cols, block_shape, _density(spec), seed)
+    if kind == "stencil":
+        return stencil(block_rows, block_cols, _positive_int(spec, "dims"), _positive_int(spec, "points"))
     raise ValueError(f"pattern.kind must be one of {', '.join(PATTERN_KINDS)}; got {kind!r}")
 
 
@@ -217,6 +221,35 @@ def topk(block_rows: int, block_cols: int, block_shape: tuple[int, int], density
     mask = np.zeros(total, dtype=bool)
     mask[order[:n]] = True
     return _from_mask(mask.reshape(block_rows, block_cols))
+
+
+def stencil(block_rows: int, block_cols: int, dims: int, points: int) -> Pattern:
+    """A finite-difference stencil on a grid of side s = the smallest integer with s**dims >=
+    block_rows (PRNG.md §6.8): block row r is node (r mod s, (r div s) mod s, r div s**2) and
+    keeps the column of each neighbour at offsets in {-1, 0, 1}**dims (all of them for the box
+    stencils 3 / 9 / 27, one axis at a time for the star stencils 5 / 7) that stays on the grid
+    and below block_cols. No randomness: the same matrix for every seed."""
+    shape = STENCILS.get((dims, points))
+    if shape is None:
+        raise ValueError(f"pattern stencil: (dims, points) must be one of {sorted(STENCILS)}, got {(dims, points)}")
+    s = 1
+    while s**dims < block_rows:
+        s += 1
+    r = np.arange(block_rows, dtype=np.int64)
+    coords = [(r // s**axis) % s for axis in range(dims)]
+    offsets = [o for o in np.ndindex(*([3] * dims)) if shape == "box" or sum(x != 1 for x in o) <= 1]
+    offsets.sort(key=lambda o: sum((x - 1) * s**axis for axis, x in enumerate(o)))  # ascending columns
+    cols = np.empty((block_rows, len(offsets)), dtype=np.int64)
+    keep = np.ones((block_rows, len(offsets)), dtype=bool)
+    for j, o in enumerate(offsets):
+        delta = sum((x - 1) * s**axis for axis, x in enumerate(o))
+        cols[:, j] = r + delta
+        for axis, x in enumerate(o):
+            keep[:, j] &= (coords[axis] + x - 1 >= 0) & (coords[axis] + x - 1 < s)
+        keep[:, j] &= (cols[:, j] >= 0) & (cols[:, j] < block_cols)
+    indptr = np.zeros(block_rows + 1, dtype=np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    return Pattern(block_rows, block_cols, indptr, cols[keep])
 
 
 def _from_mask(mask: np.ndarray) -> Pattern:
