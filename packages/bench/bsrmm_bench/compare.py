@@ -4,7 +4,12 @@ A timing is a regression when the median slowed by more than `min_change` AND th
 distributions do not overlap: NEW's p10 is above OLD's p90 (an improvement is the mirror image).
 Noise moves medians by a fraction of the p10-p90 spread, so it never separates the intervals; a
 real slowdown larger than the spread does. A result that was ok and now fails or is wrong is a
-regression whatever its time."""
+regression whatever its time.
+
+Only like is compared with like: a device's cases are compared only when both runs measured them
+on the same machine (the GPU's name for cuda cases, the CPU model and usable cores for cpu
+cases). Runs from different machines differ by the machine, not by the code: their cases are
+listed as not compared, with a loud warning, and never counted as regressions."""
 
 from __future__ import annotations
 
@@ -18,12 +23,32 @@ def _index(doc: dict, impls: list[str] | None) -> dict:
     return out
 
 
+def machine(doc: dict, device: str) -> str | None:
+    """What a device's timings depend on besides the code: the GPU's name for cuda, the CPU model
+    and its usable cores for cpu; None when the result does not say."""
+    env = doc.get("environment") or {}
+    if device == "cuda":
+        return (env.get("gpu") or {}).get("name")
+    if env.get("cpu_model") is None:
+        return None
+    return f"{env['cpu_model']} ({env.get('cpu_affinity') or env.get('cpu_count')} cores usable)"
+
+
 def compare(old: dict, new: dict, *, min_change: float = 0.05, impls: list[str] | None = ("bsrmm",)) -> dict:
     impls = list(impls) if impls is not None else None
     a, b = _index(old, impls), _index(new, impls)
-    rows, regressions, improvements, notes = [], [], [], []
+    rows, regressions, improvements, notes, mismatched = [], [], [], [], []
+    unlike = {}
+    for device in sorted({k[0] for k in a} & {k[0] for k in b}):
+        m_old, m_new = machine(old, device), machine(new, device)
+        if m_old and m_new and m_old != m_new:
+            unlike[device] = (m_old, m_new)
+            mismatched.append(f"{device}: OLD ran on {m_old!r}, NEW on {m_new!r}: its cases are not compared "
+                              f"(timings from different machines measure the machines)")
     for key in sorted(a.keys() | b.keys()):
         device, case_id, impl = key
+        if device in unlike:
+            continue
         before, after = a.get(key), b.get(key)
         where = f"{device} {case_id} {impl}"
         if after is None:
@@ -54,7 +79,7 @@ def compare(old: dict, new: dict, *, min_change: float = 0.05, impls: list[str] 
             improvements.append(f"{where}: {t0['median']:.4g} -> {t1['median']:.4g} ms ({change:+.1%})")
         rows.append(row)
     return {"rows": rows, "regressions": regressions, "improvements": improvements, "notes": notes,
-            "min_change": min_change}
+            "mismatched": mismatched, "min_change": min_change}
 
 
 def render(outcome: dict) -> str:
@@ -66,6 +91,8 @@ def render(outcome: dict) -> str:
     if outcome["notes"]:
         lines += ["", "notes:"] + [f"  {x}" for x in outcome["notes"]]
     lines.append("")
+    for m in outcome.get("mismatched", []):
+        lines.append(f"WARNING: NOT COMPARED, different machines: {m}")
     if outcome["regressions"]:
         lines += [f"{len(outcome['regressions'])} regression(s) beyond noise (min change {outcome['min_change']:.0%}):"]
         lines += [f"  {x}" for x in outcome["regressions"]]

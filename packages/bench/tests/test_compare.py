@@ -74,3 +74,47 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "no regression beyond noise" in capsys.readouterr().out
     assert main(["compare", str(paths["old"]), str(paths["slow"])]) == 1
     assert "1 regression(s)" in capsys.readouterr().out
+
+
+def with_machine(doc, gpu=None, cpu=None):
+    env = {}
+    if gpu:
+        env["gpu"] = {"name": gpu}
+    if cpu:
+        env.update(cpu_model=cpu, cpu_affinity=2)
+    return {**doc, "environment": env}
+
+
+def test_different_machines_are_not_compared(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    target = "float16_8192x8192x4096_b64x64_uniform-d0.3_rr_s1"
+    old = with_machine(fake_doc(rng), gpu="NVIDIA H100 80GB HBM3")
+    new = with_machine(fake_doc(rng, slow=target, factor=8.0), gpu="NVIDIA H200")
+    outcome = compare.compare(old, new)
+    assert outcome["regressions"] == [] and outcome["rows"] == []
+    assert len(outcome["mismatched"]) == 1 and "H200" in outcome["mismatched"][0]
+    paths = [tmp_path / "old.json", tmp_path / "new.json"]
+    for p, doc in zip(paths, (old, new)):
+        p.write_text(json.dumps(doc))
+    assert main(["compare", *map(str, paths)]) == 0
+    captured = capsys.readouterr()
+    assert "NOT COMPARED, different machines" in captured.out and "NOT COMPARED" in captured.err
+
+
+def test_same_machine_is_still_compared():
+    rng = np.random.default_rng(7)
+    target = "float16_8192x8192x4096_b64x64_uniform-d0.3_rr_s1"
+    old = with_machine(fake_doc(rng), gpu="NVIDIA H100 80GB HBM3")
+    new = with_machine(fake_doc(rng, slow=target, factor=1.2), gpu="NVIDIA H100 80GB HBM3")
+    outcome = compare.compare(old, new)
+    assert len(outcome["regressions"]) == 1 and outcome["mismatched"] == []
+
+
+def test_cpu_results_compare_by_cpu_model_and_cores():
+    rng = np.random.default_rng(8)
+    doc = fake_doc(rng)
+    for record in doc["cases"]:
+        record["device"] = "cpu"
+    a = with_machine(doc, cpu="Intel Xeon 8480")
+    b = with_machine(doc, cpu="AMD EPYC 9654")
+    assert compare.compare(a, b)["mismatched"] and compare.compare(a, a)["mismatched"] == []
