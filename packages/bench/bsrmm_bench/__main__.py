@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a suite: check and time bsrmm and the peers, write a result JSON")
-    run.add_argument("--suite", default="quick", help="quick | grid | shapes | full (a file in cases/)")
+    run.add_argument("--suite", default="quick", help="quick | grid | shapes | blocks | coverage | full (a file in cases/)")
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"directory for the result JSON (default {DEFAULT_OUT})")
     run.add_argument("--filter", dest="case_filter", help="regular expression on case ids")
     run.add_argument("--device", choices=["cpu", "cuda"], help="run only this device's cases (default: every device present)")
@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("result", type=Path)
     rep.add_argument("--out", type=Path, help="output directory (default: next to RESULT, in report-<name>/)")
 
-    cmp_ = sub.add_parser("compare", help="flag regressions of NEW against OLD beyond the recorded noise (exit 1 if any)")
+    cmp_ = sub.add_parser("compare", help="flag regressions of NEW against OLD beyond the recorded noise (exit 1 if any); "
+                                          "only results from the same machine (GPU / CPU model) are compared")
     cmp_.add_argument("old", type=Path)
     cmp_.add_argument("new", type=Path)
     cmp_.add_argument("--min-change", type=float, default=0.05, help="smallest relative slowdown reported (default 0.05)")
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         old, new = (json.loads(p.read_text()) for p in (args.old, args.new))
         outcome = compare.compare(old, new, min_change=args.min_change, impls=None if args.all else ["bsrmm"])
         print(compare.render(outcome))
+        for m in outcome["mismatched"]:
+            print(f"WARNING: NOT COMPARED, different machines: {m}", file=sys.stderr)
         return 1 if outcome["regressions"] else 0
     if args.command == "list":
         from . import cases, runner

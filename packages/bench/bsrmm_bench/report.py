@@ -1,6 +1,7 @@
-"""`report`: a result JSON -> report.md, report.html and three plots (PNG and SVG):
-effective rate vs density per block size, speed-up over the best sparse peer, and speed-up over
-the dense GEMM of the same problem."""
+"""`report`: a result JSON -> report.md, report.html and plots (PNG and SVG): effective rate vs
+density per block size, speed-up over the best peer (all peers, dense included) per case and
+against N and block size, and speed-up over the dense GEMM of the same problem. The report leads
+with the worst cell and lists the memory-bound cells' share of the measured memory bandwidth."""
 
 from __future__ import annotations
 
@@ -11,13 +12,23 @@ from pathlib import Path
 
 import numpy as np
 
+from . import summary as summary_mod
 from . import table
 
 PLOTS = {
     "rate_vs_density": "Effective rate vs density, per block size",
-    "speedup_best_peer": "Speed-up of bsrmm over the best sparse peer",
+    "speedup_best_peer": "Speed-up of bsrmm over the best peer (all peers, dense included)",
+    "ratio_vs_n": "bsrmm / best peer against N",
+    "ratio_vs_block": "bsrmm / best peer against block size",
     "speedup_dense": "Speed-up of bsrmm over the dense GEMM of the same problem",
 }
+# The targets the plots draw, as packages/bench/README.md ("Targets") states them.
+GOAL_SOURCE = "packages/bench/README.md, Targets"
+GOAL_BEST_PEER = 1.0  # never behind the best peer, dense included
+GOAL_DENSE = 0.95  # within 5% of dense cuBLAS where the dense fallback is the answer
+GOAL_BANDWIDTH = 0.7  # memory-bound cells: 70% of the measured bandwidth on A + B + C
+# Memory-bound cells for the bandwidth table: N this small moves more bytes than it computes.
+MEMORY_BOUND_N = 16
 
 
 def default_dir(result_path: Path) -> Path:
@@ -31,9 +42,10 @@ def write(doc: dict, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = {
         "rate_vs_density": plot_rate_vs_density(doc),
-        # Goals from PERF.md: >= 1.5x the best peer; never more than 5% slower than dense.
-        "speedup_best_peer": plot_speedups(doc, "speedup_vs_best_peer", "x over the best sparse peer", goal=1.5),
-        "speedup_dense": plot_speedups(doc, "speedup_vs_dense", "x over dense GEMM (same problem)", goal=0.95),
+        "speedup_best_peer": plot_speedups(doc, "speedup_vs_best_peer", "x over the best peer (all peers)", goal=GOAL_BEST_PEER),
+        "ratio_vs_n": plot_ratio_against(doc, "n"),
+        "ratio_vs_block": plot_ratio_against(doc, "block"),
+        "speedup_dense": plot_speedups(doc, "speedup_vs_dense", "x over dense GEMM (same problem)", goal=GOAL_DENSE),
     }
     for name, fig in figures.items():
         for ext in ("png", "svg"):
@@ -117,7 +129,7 @@ def plot_rate_vs_density(doc: dict):
 def plot_speedups(doc: dict, key: str, xlabel: str, goal: float):
     import matplotlib.pyplot as plt
 
-    points = [(r["id"], r["summary"][key]) for r in doc["cases"] if r.get("summary", {}).get(key)]
+    points = [(r["id"], v) for r in doc["cases"] if (v := summary_mod.of(r, doc).get(key))]
     if not points:
         return _placeholder("No case has both a bsrmm time and a peer time to compare\n(bsrmm or the peers missing in this run)")
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(points)))
@@ -129,14 +141,95 @@ def plot_speedups(doc: dict, key: str, xlabel: str, goal: float):
     ax.set_yticklabels(labels, fontsize=7)
     for i, v in enumerate(values):
         ax.text(v, i, f" {v:.2f}", va="center", fontsize=7)
-    ax.axvline(1.0, color="black", lw=1, label="parity (1x)")
-    ax.axvline(goal, color="gray", ls="--", lw=1, label=f"goal {goal:g}x (PERF.md)")
+    ax.axvline(1.0, color="black", lw=1, label="parity (1x)" + (f": the goal ({GOAL_SOURCE})" if goal == 1.0 else ""))
+    if goal != 1.0:
+        ax.axvline(goal, color="gray", ls="--", lw=1, label=f"goal {goal:g}x ({GOAL_SOURCE})")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_xlabel(xlabel)
     ax.set_xlim(0, max(values + [goal, 1.0]) * 1.15)
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def plot_ratio_against(doc: dict, axis: str):
+    """bsrmm's speed-up over the best peer for every case with both, against N or the block size
+    (bh * bw, labelled bh x bw), one colour per precision, log scales; the parity line is the goal."""
+    import matplotlib.pyplot as plt
+
+    points = []
+    for record in doc["cases"]:
+        ratio = summary_mod.of(record, doc)["speedup_vs_best_peer"]
+        if ratio:
+            c = record["case"]
+            prec = c["dtype"] + ("-tf32" if c["dtype"] == "float32" and c["f32_mode"] == "tf32" else "")
+            x = c["n"] if axis == "n" else c["block"][0] * c["block"][1]
+            points.append((x, ratio, f"{record['device']} {prec}", c["block"]))
+    if not points:
+        return _placeholder("No case has both a bsrmm time and a peer time to compare")
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for group in sorted({p[2] for p in points}):
+        xs = [p[0] for p in points if p[2] == group]
+        ys = [p[1] for p in points if p[2] == group]
+        ax.scatter(xs, ys, s=22, alpha=0.8, label=group)
+    ax.axhline(1.0, color="black", lw=1, label=f"parity: the goal ({GOAL_SOURCE})")
+    worst = min(points, key=lambda p: p[1])
+    ax.annotate(f"worst {worst[1]:.2f}x", (worst[0], worst[1]), textcoords="offset points", xytext=(6, -10), fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    if axis == "block":
+        ticks = sorted({(p[0], f"{p[3][0]}x{p[3][1]}") for p in points})
+        ax.set_xticks([t[0] for t in ticks])
+        ax.set_xticklabels([t[1] for t in ticks], rotation=60, fontsize=7)
+        ax.minorticks_off()
+        ax.set_xlabel("block (bh x bw, placed by bh * bw)")
+    else:
+        ax.set_xlabel("N (columns of B and C)")
+    ax.set_ylabel("x over the best peer (all peers, dense included)")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    return fig
+
+
+def worst_cell_lines(doc: dict) -> list[str]:
+    worst = summary_mod.worst_cell(doc)
+    if worst is None:
+        return ["**Worst cell**: none (no case has both a bsrmm time and a peer time).", ""]
+    lines = [f"**Worst cell: {worst['ratio']:.2f}x the best peer** — {worst['device']} `{worst['id']}`: bsrmm "
+             f"{worst['ours_ms']:.4g} ms, {worst['best_peer']} {worst['best_peer_ms']:.4g} ms "
+             f"(goal: >= 1x everywhere, {GOAL_SOURCE})."]
+    if worst["not_ok"]:
+        lines.append(f"bsrmm did not run ok in {len(worst['not_ok'])} case(s): " + "; ".join(worst["not_ok"][:10]))
+    return lines + [""]
+
+
+def bandwidth_lines(doc: dict) -> list[str]:
+    """The memory-bound cells (N <= MEMORY_BOUND_N): bytes that must move (A values + indices + B
+    + C), bsrmm's achieved rate on them, and its share of the run's measured bandwidth."""
+    bws = (doc.get("environment") or {}).get("memory_bandwidth") or {}
+    rows = []
+    for record in doc["cases"]:
+        if record["case"]["n"] > MEMORY_BOUND_N:
+            continue
+        s = summary_mod.of(record, doc)
+        if s["ours_bytes_per_s"] is None:
+            continue
+        rows.append((s["bandwidth_fraction"] or 0.0, record, s))
+    if not rows:
+        return []
+    lines = [f"## Memory-bound cells (N <= {MEMORY_BOUND_N}): share of the measured memory bandwidth", ""]
+    for device, bw in bws.items():
+        if bw.get("bytes_per_s"):
+            lines.append(f"- {device}: {bw['bytes_per_s'] / 1e9:.0f} GB/s ({bw.get('source')})"
+                         + (f"; constant {bw['constant_bytes_per_s'] / 1e12:.2f} TB/s" if bw.get("constant_bytes_per_s") else ""))
+    lines += ["", f"Goal: >= {GOAL_BANDWIDTH:.0%} of it on the bytes that must move ({GOAL_SOURCE}).", "",
+              "| case | bytes moved | bsrmm ms | bsrmm GB/s | % of bandwidth | x best peer |", "|---|---|---|---|---|---|"]
+    for fraction, record, s in sorted(rows, key=lambda r: r[0]):
+        ratio = s["speedup_vs_best_peer"]
+        lines.append(f"| {record['device']} `{record['id']}` | {s['bytes_moved'] / 1e6:.1f} MB | {s['ours_ms']:.4g} | "
+                     f"{s['ours_bytes_per_s'] / 1e9:.0f} | {100 * fraction:.0f} | {f'{ratio:.2f}' if ratio else '-'} |")
+    return lines + [""]
 
 
 def markdown(doc: dict) -> str:
@@ -154,14 +247,22 @@ def markdown(doc: dict) -> str:
         lines.append(f"- GPU: {gpu.get('name')} (sm {gpu.get('capability')}, {gpu.get('sm_count')} SMs), driver "
                      f"{smi.get('driver_version')}, CUDA {gpu.get('cuda_runtime')}, SM clock {smi.get('clocks.sm')} / "
                      f"max {smi.get('clocks.max.sm')} MHz")
+    threads = env.get("threads") or {}
+    pools = threads.get("threadpools")
+    if isinstance(pools, list):
+        lines.append("- threads: " + ", ".join(f"{p.get('internal_api')} {p.get('num_threads')}" for p in pools)
+                     + (f", torch {threads['torch_intra_op']}" if "torch_intra_op" in threads else ""))
     lines += [f"- versions: {versions}", f"- git commit: {env.get('git_commit')}", ""]
+    lines = lines[:2] + worst_cell_lines(doc) + lines[2:]
     lines += [
         "Times are medians; effective rate = 2 * nnzb * bh * bw * N / time. Every output was checked "
         "against a float64 reference before timing (see each case's `reference` in the JSON). "
-        "x best peer = best sparse peer's time / bsrmm's; x dense = dense GEMM's time / bsrmm's.",
+        + table.LEGEND + ".",
         "",
         table.markdown(doc),
     ]
+    lines += [f"- {line.strip()}" for line in table.peer_availability(doc)[1:]] + [""]
+    lines += bandwidth_lines(doc)
     for skipped in doc.get("skipped", []):
         lines.append(f"Skipped {len(skipped['cases'])} {skipped['device']} case(s): {skipped['reason']}\n")
     for name, title in PLOTS.items():
@@ -193,6 +294,7 @@ def html_page(doc: dict, out_dir: Path) -> str:
 td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}} td:first-child{{text-align:left;font-family:monospace}}
 .plot svg{{max-width:100%;height:auto}} pre{{background:#f6f6f6;padding:1em;font-size:11px}}</style></head>
 <body><h1>bsrmm benchmark: suite {html.escape(doc['suite'])}</h1>
+<p><b>{html.escape(worst_cell_lines(doc)[0].replace('**', '').replace('`', ''))}</b></p>
 <p>Started {html.escape(doc['started'])}. Times are medians; effective rate = 2 nnzb bh bw N / time; every output
 checked against a float64 reference before timing.</p>
 {''.join(body)}
@@ -206,7 +308,7 @@ def _rate(record: dict, role: str, scale: float):
 
 
 def _best_peer_rate(record: dict, scale: float):
-    best = record.get("summary", {}).get("best_peer")
+    best = summary_mod.of(record).get("best_sparse_peer")
     r = next((x for x in record["results"] if x["impl"] == best), None)
     return r["tflops"] * scale if r else float("nan")
 
