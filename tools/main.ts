@@ -44,11 +44,13 @@ function turboRun(task: string, extra: string[]): void {
     ? []
     : [`--concurrency=${Math.max(1, Math.floor(availableParallelism() / 2))}`];
   const turbo = join(repoRoot, "node_modules", ".bin", process.platform === "win32" ? "turbo.cmd" : "turbo");
-  // grouped: each runner's summary (ctest, pytest, cargo, node:test) stays in one piece.
+  // grouped: each runner's summary (ctest, pytest, cargo, node:test) stays in one piece; except
+  // for bench, whose per-case progress must reach the terminal as it happens (one package runs).
   // dependencies-successful: one failing package does not hide the other packages' results;
   // turbo still exits non-zero.
+  const logOrder = task === "bench" ? "--log-order=stream" : "--log-order=grouped";
   try {
-    run(turbo, ["run", task, ...concurrency, "--log-order=grouped", "--continue=dependencies-successful",
+    run(turbo, ["run", task, ...concurrency, logOrder, "--continue=dependencies-successful",
       ...extra], { cwd: repoRoot, env });
   } finally {
     if (cacheDir !== undefined) rmSync(cacheDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 import { ensureCuda } from "./cuda.ts";
 import { toolchainLayout } from "./layout.ts";
 import { ensureNodeDependencies, ensurePnpm } from "./node-deps.ts";
-import { ensurePythonVenv } from "./python-venv.ts";
+import { ensureGpuHostPythonPackages, ensurePythonVenv } from "./python-venv.ts";
 import { checkRust } from "./rust.ts";
 import { ensureSystemPrerequisites } from "./system.ts";
 
@@ -16,5 +16,6 @@ export function bootstrap(): void {
   ensureNodeDependencies(layout, ensurePnpm(layout));
   ensurePythonVenv(layout);
   ensureCuda(layout);
+  ensureGpuHostPythonPackages(layout);
   console.log(`bootstrap: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

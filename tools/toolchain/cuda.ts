@@ -2,11 +2,13 @@
 // with `pip install --target .toolchain/cuda`: no system CUDA and no root needed.
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { cudaDisabled, type ToolchainLayout } from "./layout.ts";
+import { cudaDisabled, gpuHost, type ToolchainLayout } from "./layout.ts";
 import { probe, run } from "./run.ts";
 import { hashOf, Stamp } from "./stamp.ts";
 
 export const cudaRequirements = join(import.meta.dirname, "requirements", "cuda.txt");
+// cuSPARSE + cuBLAS for the benchmark's cuSPARSE peer, on GPU hosts only (see the file).
+export const cudaGpuHostRequirements = join(import.meta.dirname, "requirements", "cuda-gpu-host.txt");
 
 /** Platforms NVIDIA publishes the nvcc wheels for. */
 function cudaWheelsExist(): boolean {
@@ -41,19 +43,22 @@ export function ensureCuda(layout: ToolchainLayout): void {
     console.log(`bootstrap: no CUDA wheels for ${process.platform}-${process.arch}: CPU path only`);
     return;
   }
-  const requirements = readFileSync(cudaRequirements, "utf8");
+  const onGpuHost = gpuHost();
+  const lists = onGpuHost ? [cudaRequirements, cudaGpuHostRequirements] : [cudaRequirements];
+  const requirements = lists.map((file) => readFileSync(file, "utf8")).join("\n");
   const stamp = new Stamp(layout.stampDir, "cuda");
   if (existsSync(layout.nvcc) && stamp.matches(hashOf([requirements]))) {
     completeLibraryLinks(layout);
     console.log(`bootstrap: CUDA toolchain up to date (${layout.nvcc})`);
     return;
   }
-  console.log(`bootstrap: installing the CUDA toolchain into ${layout.cudaTarget}`);
+  console.log(`bootstrap: installing the CUDA toolchain into ${layout.cudaTarget}` +
+    (onGpuHost ? " (GPU host: with cuSPARSE and cuBLAS for the benchmark's peers)" : ""));
   // pip --target does not replace an existing tree cleanly: install beside it, then swap.
   const staging = `${layout.cudaTarget}.staging`;
   rmSync(staging, { recursive: true, force: true });
   run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "--no-compile",
-    "--target", staging, "-r", cudaRequirements]);
+    "--target", staging, ...lists.flatMap((file) => ["-r", file])]);
   rmSync(layout.cudaTarget, { recursive: true, force: true });
   renameSync(staging, layout.cudaTarget);
   completeLibraryLinks(layout);

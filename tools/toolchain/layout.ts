@@ -1,5 +1,6 @@
 // Where the project-local toolchain lives. Every tool (bootstrap, with-toolchain, main) asks
 // this file, so the layout of .toolchain/ is written down exactly once.
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,4 +61,14 @@ export function cudaDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
 
 export function hasLocalCuda(layout: ToolchainLayout): boolean {
   return existsSync(layout.nvcc);
+}
+
+/**
+ * A machine whose NVIDIA driver answers (`nvidia-smi -L` lists a GPU) and where CUDA is not
+ * switched off: the bootstrap installs the GPU benchmark's packages (torch, cuSPARSE) only here.
+ */
+export function gpuHost(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (cudaDisabled(env)) return false;
+  const result = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return result.status === 0 && /GPU \d+:/.test(result.stdout ?? "");
 }

@@ -1,12 +1,13 @@
 // The project's Python venv (.toolchain/venv) with the exact pins of requirements/python.txt.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ToolchainLayout } from "./layout.ts";
+import { gpuHost, type ToolchainLayout } from "./layout.ts";
 import { probe, run } from "./run.ts";
 import { hashOf, Stamp } from "./stamp.ts";
 import { pythonCommand } from "./system.ts";
 
 export const pythonRequirements = join(import.meta.dirname, "requirements", "python.txt");
+export const pythonGpuHostRequirements = join(import.meta.dirname, "requirements", "python-gpu-host.txt");
 
 const MIN_PYTHON: readonly [number, number] = [3, 10];
 
@@ -37,5 +38,26 @@ export function ensurePythonVenv(layout: ToolchainLayout): void {
   console.log("bootstrap: installing the pinned Python packages");
   run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", pythonRequirements]);
   const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
+  stamp.record(hashOf([version, requirements]));
+}
+
+/**
+ * On a GPU host (layout.ts gpuHost), the GPU benchmark's Python packages (requirements/
+ * python-gpu-host.txt: torch); elsewhere a line saying they are not installed and why.
+ */
+export function ensureGpuHostPythonPackages(layout: ToolchainLayout): void {
+  if (!gpuHost()) {
+    console.log("bootstrap: no working nvidia-smi (or BSRMM_NO_CUDA): torch not installed; the benchmark runs its CPU cases only");
+    return;
+  }
+  const requirements = readFileSync(pythonGpuHostRequirements, "utf8");
+  const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
+  const stamp = new Stamp(layout.stampDir, "python-gpu-host");
+  if (stamp.matches(hashOf([version, requirements]))) {
+    console.log("bootstrap: GPU benchmark packages up to date (torch)");
+    return;
+  }
+  console.log("bootstrap: GPU host: installing the GPU benchmark's Python packages (torch)");
+  run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", pythonGpuHostRequirements]);
   stamp.record(hashOf([version, requirements]));
 }
