@@ -32,7 +32,19 @@ impl Rng {
     }
 }
 
-fn main() -> Result<(), bsrmm::Error> {
+/// Errors print as `gpu_timing: BSRMM_STATUS_...: message` (their Display), not the Debug dump a
+/// `main` returning `Result` prints.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpu_timing: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), bsrmm::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (m, k, n, block, iters) = (arg(&args, 0, 8192), arg(&args, 1, 8192), arg(&args, 2, 4096), arg(&args, 3, 64), arg(&args, 4, 50).max(1));
     if bsrmm::cuda_device_count().unwrap_or(0) == 0 {

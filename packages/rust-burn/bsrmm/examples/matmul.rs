@@ -28,7 +28,19 @@ impl Rng {
     }
 }
 
-fn main() -> Result<(), bsrmm::Error> {
+/// Errors print as `matmul: BSRMM_STATUS_...: message` (their Display), not the Debug dump a
+/// `main` returning `Result` prints.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("matmul: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), bsrmm::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (m, k, n): (usize, usize, usize) = (arg(&args, 0, 2048), arg(&args, 1, 2048), arg(&args, 2, 512));
     let block: usize = arg(&args, 3, 32);

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use crate::device::Device;
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 
 /// Storage order of a dense matrix. Element (i, j) lives at `i * ld + j` (row-major) or
 /// `j * ld + i` (column-major).
@@ -295,10 +295,63 @@ pub struct Dense<T: Element> {
     layout: Layout,
 }
 
+/// A vector of `len` copies of `value`, or `BSRMM_STATUS_OUT_OF_MEMORY` instead of the process
+/// abort `vec!` ends in when the allocation fails: sizes here come from callers (a result's
+/// shape, a dense copy of a sparse matrix), so a request no machine can serve must be an error
+/// the caller can handle. `what` names the buffer in the message. Public for the bindings, which
+/// allocate buffers of sizes JS or Python hands them.
+///
+/// ```
+/// let err = bsrmm::try_filled(usize::MAX / 4, 0f32, "C").unwrap_err();
+/// assert_eq!(err.code(), "BSRMM_STATUS_OUT_OF_MEMORY");
+/// assert!(err.message().starts_with("C: "));
+/// ```
+pub fn try_filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let bytes = len.checked_mul(std::mem::size_of::<T>()).filter(|&b| b <= isize::MAX as usize);
+    let Some(bytes) = bytes else {
+        return Err(Error::new(
+            Status::OutOfMemory,
+            format!("{what}: {len} elements of {} bytes exceed the address space", std::mem::size_of::<T>()),
+        ));
+    };
+    let mut data = Vec::new();
+    data.try_reserve_exact(len)
+        .map_err(|_| Error::new(Status::OutOfMemory, format!("{what}: allocating {bytes} bytes ({len} elements) failed")))?;
+    data.resize(len, value);
+    Ok(data)
+}
+
+/// `rows * cols`, or an error naming the shape when it overflows.
+fn elements(rows: usize, cols: usize, what: &str) -> Result<usize> {
+    rows.checked_mul(cols)
+        .ok_or_else(|| Error::new(Status::OutOfMemory, format!("{what}: a {rows}x{cols} matrix has more elements than usize holds")))
+}
+
 impl<T: Element> Dense<T> {
     /// A `rows x cols` matrix of zeros.
+    ///
+    /// # Panics
+    /// When the matrix cannot be allocated, naming its shape (as `Vec` panics on capacity
+    /// overflow, but without aborting the process); [`try_zeros`](Self::try_zeros) returns that
+    /// as an error.
     pub fn zeros(rows: usize, cols: usize, layout: Layout) -> Self {
-        Dense { data: vec![T::default(); rows * cols], rows, cols, layout }
+        Self::try_zeros(rows, cols, layout).unwrap_or_else(|e| panic!("Dense::zeros: {e}"))
+    }
+
+    /// A `rows x cols` matrix of zeros, or `BSRMM_STATUS_OUT_OF_MEMORY` when `rows * cols`
+    /// overflows or the allocation fails.
+    ///
+    /// ```
+    /// use bsrmm::{Dense, Layout};
+    /// let err = Dense::<f32>::try_zeros(1 << 26, 1 << 26, Layout::RowMajor).unwrap_err(); // 16 PiB
+    /// assert_eq!(err.code(), "BSRMM_STATUS_OUT_OF_MEMORY");
+    /// assert_eq!(Dense::<f32>::try_zeros(2, 3, Layout::RowMajor)?.data(), &[0.0; 6]);
+    /// # Ok::<(), bsrmm::Error>(())
+    /// ```
+    pub fn try_zeros(rows: usize, cols: usize, layout: Layout) -> Result<Self> {
+        let what = "Dense::zeros";
+        let data = try_filled(elements(rows, cols, what)?, T::default(), what)?;
+        Ok(Dense { data, rows, cols, layout })
     }
 
     /// Wraps packed data (`rows * cols` elements in `layout` order).
@@ -314,14 +367,22 @@ impl<T: Element> Dense<T> {
     }
 
     /// A matrix whose element (i, j) is `f(i, j)`.
-    pub fn from_fn(rows: usize, cols: usize, layout: Layout, mut f: impl FnMut(usize, usize) -> T) -> Self {
-        let mut m = Self::zeros(rows, cols, layout);
+    ///
+    /// # Panics
+    /// As [`zeros`](Self::zeros); [`try_from_fn`](Self::try_from_fn) returns the error instead.
+    pub fn from_fn(rows: usize, cols: usize, layout: Layout, f: impl FnMut(usize, usize) -> T) -> Self {
+        Self::try_from_fn(rows, cols, layout, f).unwrap_or_else(|e| panic!("Dense::from_fn: {e}"))
+    }
+
+    /// [`from_fn`](Self::from_fn), with an unallocatable shape as `BSRMM_STATUS_OUT_OF_MEMORY`.
+    pub fn try_from_fn(rows: usize, cols: usize, layout: Layout, mut f: impl FnMut(usize, usize) -> T) -> Result<Self> {
+        let mut m = Self::try_zeros(rows, cols, layout)?;
         for i in 0..rows {
             for j in 0..cols {
                 m.set(i, j, f(i, j));
             }
         }
-        m
+        Ok(m)
     }
 
     /// Rows.

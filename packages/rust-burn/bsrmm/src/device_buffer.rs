@@ -63,7 +63,7 @@ impl<T: Element> DeviceBuffer<T> {
 
     /// The buffer's contents as a new vector.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); self.len];
+        let mut out = crate::dense::try_filled(self.len, T::default(), "DeviceBuffer::to_vec")?;
         self.copy_to_host(&mut out)?;
         Ok(out)
     }

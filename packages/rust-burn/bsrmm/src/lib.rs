@@ -37,6 +37,10 @@
 //! [`DenseRef::from_raw_parts`] / [`DenseMut::from_raw_parts`] constructors, or held in a
 //! [`DeviceBuffer`] (a minimal owned CUDA allocation with checked views), with a context on
 //! `Device::Cuda(n)`; the multiply is enqueued on the context's stream.
+//!
+//! Cargo feature `ndarray`: `DenseRef`/`DenseMut` from ndarray's 2-D views (`TryFrom`, without a
+//! copy, for row- and column-major views and slices of them), `ArrayView2` from a host
+//! `DenseRef`, and `Array2` from a `Dense` (`From`).
 
 mod context;
 mod dense;
@@ -46,9 +50,11 @@ mod element;
 mod error;
 mod matmul;
 mod matrix;
+#[cfg(feature = "ndarray")]
+mod ndarray_interop;
 
 pub use context::{Context, F32Mode, TuningMode};
-pub use dense::{Dense, DenseMut, DenseRef, Layout};
+pub use dense::{try_filled, Dense, DenseMut, DenseRef, Layout};
 pub use device::Device;
 pub use device_buffer::DeviceBuffer;
 pub use element::{DType, Element, Index};

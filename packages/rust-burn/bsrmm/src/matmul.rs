@@ -152,7 +152,8 @@ pub fn matmul_into<T: Element>(
 }
 
 /// `alpha * op(A) * B` (+ bias, activation) as a new host matrix in `layout`. The context must
-/// be a CPU context (on a GPU, allocate C yourself and use [`matmul_into`]).
+/// be a CPU context (on a GPU, allocate C yourself and use [`matmul_into`]). A result that
+/// cannot be allocated is `BSRMM_STATUS_OUT_OF_MEMORY`.
 ///
 /// ```
 /// use bsrmm::{matmul, BsrMatrix, Context, Dense, Layout, MatmulOptions};
@@ -175,7 +176,9 @@ pub fn matmul<T: Element>(
         Op::None => a.rows(),
         Op::Transpose => a.cols(),
     };
-    let mut c = Dense::zeros(rows, b.cols(), layout);
+    // A result too large to allocate is an error the caller sees, not an abort.
+    let mut c = Dense::try_zeros(rows, b.cols(), layout)
+        .map_err(|e| Error::new(e.status(), format!("the result C ({rows}x{}): {}", b.cols(), e.message())))?;
     matmul_into(ctx, a, b, c.view_mut(), &options.beta(0.0))?;
     Ok(c)
 }

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use bsrmm_sys::cxx::UniquePtr;
 
 use crate::context::Context;
-use crate::dense::{Dense, DenseRef, Layout};
+use crate::dense::{try_filled, Dense, DenseRef, Layout};
 use crate::device::Device;
 use crate::element::{DType, Element, Index};
 use crate::error::{Error, Result, Status};
@@ -261,9 +261,9 @@ impl<T: Element> BsrMatrix<T> {
     pub fn export<I: Index>(&self) -> Result<BsrParts<T, I>> {
         let block_rows = if self.info.block_height == 0 { 0 } else { self.info.rows / self.info.block_height };
         let mut parts = BsrParts {
-            row_ptr: vec![I::default(); block_rows + 1],
-            col_idx: vec![I::default(); self.info.nnzb],
-            values: vec![T::default(); self.nnz()],
+            row_ptr: try_filled(block_rows + 1, I::default(), "export: row_ptr")?,
+            col_idx: try_filled(self.info.nnzb, I::default(), "export: col_idx")?,
+            values: try_filled(self.nnz(), T::default(), "export: values")?,
         };
         // SAFETY: the three vectors are sized exactly as the matrix's info says.
         unsafe {
@@ -279,12 +279,14 @@ impl<T: Element> BsrMatrix<T> {
     }
 
     /// The matrix as a dense host matrix in `layout` (a device matrix is copied to the host
-    /// first).
+    /// first). A dense copy too large to allocate (a sparse matrix need not fit densely) is
+    /// `BSRMM_STATUS_OUT_OF_MEMORY`.
     pub fn to_dense(&self, layout: Layout) -> Result<Dense<T>> {
         if self.info.device != Device::Cpu {
             return self.copy_to(&Context::cpu()?)?.to_dense(layout);
         }
-        let mut out = Dense::zeros(self.info.rows, self.info.cols, layout);
+        let mut out = Dense::try_zeros(self.info.rows, self.info.cols, layout)
+            .map_err(|e| Error::new(e.status(), format!("to_dense: {}", e.message())))?;
         let view = out.view_mut();
         // SAFETY: `out` is a packed host matrix of the matrix's shape and dtype.
         unsafe { bsrmm_sys::ffi::matrix_to_dense(self.context.lock().pin_mut(), self.native(), &view.to_c())? };

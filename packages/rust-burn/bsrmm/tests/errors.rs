@@ -93,3 +93,37 @@ fn cuda_without_a_device_is_no_device() {
     // No machine has this many GPUs.
     assert!(Context::new(Device::Cuda(4096)).is_err());
 }
+
+/// Sizes no machine can allocate are OUT_OF_MEMORY errors naming what was asked for, never an
+/// abort ("memory allocation of ... bytes failed") or a wrapped size.
+#[test]
+fn unallocatable_sizes_are_out_of_memory_errors() {
+    let oom = |err: bsrmm::Error, needle: &str| {
+        assert_eq!(err.status(), Status::OutOfMemory, "{err}");
+        assert!(err.message().contains(needle), "message {:?} should mention {needle:?}", err.message());
+    };
+    // 2^52 f32 elements: 16 PiB, beyond any address space.
+    oom(Dense::<f32>::try_zeros(1 << 26, 1 << 26, Layout::RowMajor).unwrap_err(), "Dense::zeros");
+    // rows * cols overflows usize.
+    oom(Dense::<f32>::try_zeros(usize::MAX / 2, 3, Layout::ColMajor).unwrap_err(), "more elements");
+    oom(Dense::<f64>::try_from_fn(1 << 40, 1 << 20, Layout::RowMajor, |_, _| 0.0).unwrap_err(), "Dense::zeros");
+
+    // Valid matrices of 2^30 rows (2^22 block rows of height 256, the largest block; none
+    // stored) whose products and dense forms exceed a 47-bit address space (128 TiB), whatever
+    // the machine's memory or overcommit policy: A (2^30 x 1) times a 1 x 2^16 B is 256 TiB.
+    let c = ctx();
+    let row_ptr = vec![0i32; (1 << 22) + 1];
+    let a = BsrMatrix::<f32>::from_bsr(&c, 1 << 30, 1, (256, 1), &row_ptr, &[], &[], Default::default()).unwrap();
+    let b = vec![1f32; 1 << 16];
+    let b = DenseRef::packed(&b, 1, 1 << 16, Layout::RowMajor).unwrap();
+    oom(matmul(&c, &a, b, Layout::RowMajor, &MatmulOptions::new()).unwrap_err(), "the result C (1073741824x65536)");
+    // A 2^30 x 2^18 matrix's dense form is 1 PiB.
+    let a = BsrMatrix::<f32>::from_bsr(&c, 1 << 30, 1 << 18, (256, 256), &row_ptr, &[], &[], Default::default()).unwrap();
+    oom(a.to_dense(Layout::RowMajor).unwrap_err(), "to_dense");
+}
+
+#[test]
+#[should_panic(expected = "Dense::zeros: BSRMM_STATUS_OUT_OF_MEMORY")]
+fn the_infallible_constructor_panics_instead_of_aborting() {
+    Dense::<f32>::zeros(1 << 26, 1 << 26, Layout::RowMajor);
+}
