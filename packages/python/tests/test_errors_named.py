@@ -130,7 +130,10 @@ def test_streams_beyond_64_bits_name_stream():
         _streams.stream_handle(2**64)
 
 
-@pytest.mark.parametrize("value", [2**63, 10**400, -1, 2.0, True])
+@pytest.mark.parametrize(
+    "value", [2**63, 10**400, -1, 2.0, True],
+    ids=["2**63", "beyond-float64", "negative", "float", "bool"],
+)
 def test_shape_blocksize_extents_name_their_keyword(parts, value):
     with named(bsrmm.InvalidArgumentError, "shape[0]"):
         bsrmm.BsrMatrix.from_arrays(*parts, (value, 8))
@@ -138,7 +141,10 @@ def test_shape_blocksize_extents_name_their_keyword(parts, value):
         bsrmm.BsrMatrix.from_dense(np.eye(4, dtype=np.float32), (2, value))
 
 
-@pytest.mark.parametrize("value", [-1.0, float("nan"), "0.5", None, 10**400])
+@pytest.mark.parametrize(
+    "value", [-1.0, float("nan"), "0.5", None, 10**400],
+    ids=["negative", "nan", "str", "none", "beyond-float64"],
+)
 def test_threshold_is_checked_and_named(value):
     with named(bsrmm.InvalidArgumentError, "threshold"):
         bsrmm.BsrMatrix.from_dense(np.eye(4, dtype=np.float32), 2, threshold=value)

@@ -28,14 +28,17 @@ class Context:
     """Where and how bsrmm runs.
 
     ``device``: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``num_threads``: CPU worker threads
-    (0 = one per hardware thread). ``f32_mode``: ``"exact"`` (full f32 products) or ``"tf32"``
-    (tensor cores, ~1e-3 relative error). ``tuning``: ``"auto"`` (the core's default: the first
-    multiply of a problem the tuner cache does not know measures the eligible variants and stores
-    the fastest; later ones, in any process, reuse it), ``"off"`` (heuristics only, nothing
-    measured or stored) or ``"force"`` (always measure). ``variant``: force a kernel variant
-    by name (see :func:`bsrmm.variants`). ``stream``: for CUDA contexts, a stream every call
-    runs on; left as None, each call runs on the current stream of the caller's array library
-    (torch / cupy), else on the legacy default stream.
+    (0 = the core's default: ``BSRMM_NUM_THREADS``, else ``OMP_NUM_THREADS``, else one per CPU
+    the process may run on). ``f32_mode``: ``"exact"`` (full f32 products) or ``"tf32"``
+    (tensor cores, ~1e-3 relative error). ``tuning``: ``"auto"`` (the core's default: a problem
+    the tuner cache does not know runs the heuristics' choice until its third multiply in this
+    process, which measures the eligible variants and stores the fastest; later ones, in any
+    process, reuse it), ``"off"`` (heuristics only, nothing measured or stored: for
+    latency-critical serving, after :func:`bsrmm.tune` ahead of time) or ``"force"`` (always
+    measure). ``variant``: force a kernel variant by name (see :func:`bsrmm.variants`).
+    ``stream``: for CUDA contexts, a stream every call runs on; left as None, each call runs on
+    the current stream of the caller's array library (torch / cupy), else on the legacy default
+    stream.
     """
 
     def __init__(
@@ -55,7 +58,7 @@ class Context:
             or not 0 <= num_threads <= _INT32_MAX
         ):
             raise InvalidArgumentError(
-                f"num_threads must be an int in 0..{_INT32_MAX} (0: one per hardware thread); got "
+                f"num_threads must be an int in 0..{_INT32_MAX} (0: the core's default); got "
                 f"{num_threads!r}"
             )
         if variant is not None and not isinstance(variant, str):

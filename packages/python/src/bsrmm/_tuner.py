@@ -1,7 +1,7 @@
 """The tuner's persistent cache: one JSON file shared by every binding and process
 (``$BSRMM_TUNING_CACHE``, else ``$XDG_CACHE_HOME/bsrmm/tuning.json``, else
-``~/.cache/bsrmm/tuning.json``). A context with ``tuning="auto"`` fills it on first use of a
-problem; :func:`bsrmm.tune` measures and stores on demand."""
+``~/.cache/bsrmm/tuning.json``). A context with ``tuning="auto"`` fills it on a problem's third
+multiply in a process; :func:`bsrmm.tune` measures and stores on demand."""
 
 from __future__ import annotations
 
