@@ -55,7 +55,7 @@ impl BsrBackend for Cube {
         };
         match cuda_ordinal {
             Some(ordinal) => on_cuda(values, dense, &pattern, transpose, ordinal),
-            None => crate::host::bsr_matmul::<Self>(values, dense, &pattern, transpose),
+            None => crate::host::bsr_matmul::<Self>(values, dense, None, &pattern, transpose),
         }
     }
 }

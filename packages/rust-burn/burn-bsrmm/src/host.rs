@@ -24,22 +24,26 @@ pub(crate) fn read<B: Backend>(tensor: FloatTensor<B>) -> TensorData {
         .unwrap_or_else(|e| panic!("burn-bsrmm: reading a tensor failed: {e:?}"))
 }
 
-/// `op(A) * dense` where A is `pattern` with `values`, for any backend whose tensors can be read
-/// on the host. Shapes were checked by the public entry point.
+/// `op(A) * dense` (+ a per-row `bias`, in the multiply's epilogue) where A is `pattern` with
+/// `values`, for any backend whose tensors can be read on the host. Shapes were checked by the
+/// public entry point.
 pub(crate) fn bsr_matmul<B: Backend>(
     values: FloatTensor<B>,
     dense: FloatTensor<B>,
+    bias: Option<FloatTensor<B>>,
     pattern: &BsrPattern,
     transpose: bool,
 ) -> FloatTensor<B> {
     let device = values.device();
     let values = read::<B>(values);
     let dense = read::<B>(dense);
+    let bias = bias.map(read::<B>);
+    let bias = bias.as_ref();
     let out = match values.dtype() {
-        DType::F32 => multiply::<f32>(&values, &dense, pattern, transpose),
-        DType::F64 => multiply::<f64>(&values, &dense, pattern, transpose),
-        DType::F16 => multiply::<f16>(&values, &dense, pattern, transpose),
-        DType::BF16 => multiply::<bf16>(&values, &dense, pattern, transpose),
+        DType::F32 => multiply::<f32>(&values, &dense, bias, pattern, transpose),
+        DType::F64 => multiply::<f64>(&values, &dense, bias, pattern, transpose),
+        DType::F16 => multiply::<f16>(&values, &dense, bias, pattern, transpose),
+        DType::BF16 => multiply::<bf16>(&values, &dense, bias, pattern, transpose),
         other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
     };
     B::float_from_data(out, &device)
@@ -48,6 +52,7 @@ pub(crate) fn bsr_matmul<B: Backend>(
 fn multiply<T: Element + burn::tensor::Element>(
     values: &TensorData,
     dense: &TensorData,
+    bias: Option<&TensorData>,
     pattern: &BsrPattern,
     transpose: bool,
 ) -> TensorData {
@@ -56,6 +61,8 @@ fn multiply<T: Element + burn::tensor::Element>(
     // The dense operand is converted to the values' dtype: bsrmm multiplies one dtype.
     let dense = dense.clone().convert::<T>();
     let dense_slice = dense.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: dense: {e:?}"));
+    let bias = bias.map(|bias| bias.clone().convert::<T>());
+    let bias_slice = bias.as_ref().map(|bias| bias.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: bias: {e:?}")));
     let (k, n) = (dense.shape()[0], dense.shape()[1]);
     let ctx = cpu_context().unwrap_or_else(|e| fail(e));
     let a = BsrMatrix::from_bsr(
@@ -71,7 +78,12 @@ fn multiply<T: Element + burn::tensor::Element>(
     .unwrap_or_else(|e| fail(e));
     let b = DenseRef::packed(dense_slice, k, n, Layout::RowMajor).unwrap_or_else(|e| fail(e));
     let op = if transpose { Op::Transpose } else { Op::None };
-    let c = bsrmm::matmul(&ctx, &a, b, Layout::RowMajor, &MatmulOptions::new().op(op)).unwrap_or_else(|e| fail(e));
+    let options = MatmulOptions::new().op(op);
+    let options = match bias_slice {
+        Some(bias) => options.bias(DenseRef::vector(bias)),
+        None => options,
+    };
+    let c = bsrmm::matmul(&ctx, &a, b, Layout::RowMajor, &options).unwrap_or_else(|e| fail(e));
     let (m, n) = (c.rows(), c.cols());
     TensorData::new(c.into_vec(), [m, n])
 }

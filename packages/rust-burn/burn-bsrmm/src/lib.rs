@@ -30,13 +30,16 @@ mod cuda;
 mod host;
 mod linear;
 mod pattern;
+mod prune;
+mod record;
 
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{backend_extension, Dispatch, Flex};
-use burn::tensor::Tensor;
+use burn::backend::{backend_extension, Dispatch, Flex, TensorMetadata};
+use burn::tensor::{Shape, Tensor};
 
-pub use linear::BsrLinear;
+pub use linear::{BsrLinear, BsrLinearConfig};
 pub use pattern::BsrPattern;
+pub use prune::Keep;
 
 /// The backend operation: `op(A) * dense`, where A has the structure `pattern` and the values
 /// `values` (`[nnzb, block_height, block_width]`), and `dense` is `[rows of op(A)^T, n]`.
@@ -51,6 +54,22 @@ pub trait BsrBackend: burn::backend::Backend {
         pattern: BsrPattern,
         transpose: bool,
     ) -> FloatTensor<Self>;
+
+    /// `op(A) * dense + bias` with `bias` (`[rows of op(A)]`) added to each row: the core's
+    /// epilogue. This default adds it as a separate op; Flex overrides it with one fused call.
+    /// Cube keeps the default (its launch passes no bias yet) and so does Autodiff, where the
+    /// default's two tracked ops give the bias its gradient.
+    fn bsr_matmul_bias(
+        values: FloatTensor<Self>,
+        dense: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        pattern: BsrPattern,
+        transpose: bool,
+    ) -> FloatTensor<Self> {
+        let rows = bias.shape()[0];
+        let product = Self::bsr_matmul(values, dense, pattern, transpose);
+        Self::float_add(product, Self::float_reshape(bias, Shape::new([rows, 1])))
+    }
 }
 
 impl BsrBackend for Flex {
@@ -60,7 +79,17 @@ impl BsrBackend for Flex {
         pattern: BsrPattern,
         transpose: bool,
     ) -> FloatTensor<Self> {
-        host::bsr_matmul::<Self>(values, dense, &pattern, transpose)
+        host::bsr_matmul::<Self>(values, dense, None, &pattern, transpose)
+    }
+
+    fn bsr_matmul_bias(
+        values: FloatTensor<Self>,
+        dense: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        pattern: BsrPattern,
+        transpose: bool,
+    ) -> FloatTensor<Self> {
+        host::bsr_matmul::<Self>(values, dense, Some(bias), &pattern, transpose)
     }
 }
 
@@ -79,6 +108,44 @@ pub fn bsr_matmul(
 ) -> bsrmm::Result<Tensor<2>> {
     check_operands(pattern, &values, &dense, transpose)?;
     let out = Dispatch::bsr_matmul(values.into_dispatch(), dense.into_dispatch(), pattern.clone(), transpose);
+    Ok(Tensor::from_dispatch(out))
+}
+
+/// [`bsr_matmul`] plus `bias` (`[rows of op(A)]`) added to every column of the product, in
+/// the multiply's epilogue where the backend fuses it (see [`BsrBackend::bsr_matmul_bias`]);
+/// differentiable in `values`, `dense` and `bias`.
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// use burn_bsrmm::{bsr_matmul_bias, BsrPattern};
+///
+/// let device = Device::flex();
+/// let pattern = BsrPattern::from_block_fn(4, 4, (2, 2), |r, c| r == c)?;
+/// let values = Tensor::<3>::ones(pattern.values_shape(), &device);
+/// let bias = Tensor::<1>::from_floats([1.0, 2.0, 3.0, 4.0], &device);
+/// let out = bsr_matmul_bias(&pattern, values, Tensor::<2>::ones([4, 1], &device), bias, false)?;
+/// assert_eq!(out.into_data().try_to_vec::<f32>().unwrap(), vec![3.0, 4.0, 5.0, 6.0]);
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+pub fn bsr_matmul_bias(
+    pattern: &BsrPattern,
+    values: Tensor<3>,
+    dense: Tensor<2>,
+    bias: Tensor<1>,
+    transpose: bool,
+) -> bsrmm::Result<Tensor<2>> {
+    check_operands(pattern, &values, &dense, transpose)?;
+    let (m, _) = pattern.op_shape(transpose);
+    if bias.dims() != [m] {
+        return Err(invalid(format!("bias has shape {:?}, op(A) has {m} rows: it needs [{m}]", bias.dims())));
+    }
+    if bias.device() != values.device() {
+        return Err(invalid(format!("bias is on {:?} but values are on {:?}", bias.device(), values.device())));
+    }
+    if bias.dtype() != values.dtype() {
+        return Err(invalid(format!("bias is {:?} but values are {:?}", bias.dtype(), values.dtype())));
+    }
+    let out = Dispatch::bsr_matmul_bias(values.into_dispatch(), dense.into_dispatch(), bias.into_dispatch(), pattern.clone(), transpose);
     Ok(Tensor::from_dispatch(out))
 }
 

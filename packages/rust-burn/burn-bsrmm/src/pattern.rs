@@ -3,13 +3,17 @@
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-use bsrmm::{BsrMatrix, CreateOptions};
+use bsrmm::{Dense, Layout};
+use burn::module::ParamId;
+use burn::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Where the blocks of a `rows x cols` block-sparse matrix are: block row `r` holds blocks
 /// `row_ptr[r]..row_ptr[r + 1]`, block `k` sits at block column `col_idx[k]`. The values are a
 /// Burn tensor of shape `[nnzb, block_height, block_width]` beside it.
 ///
-/// Validated by the core when made; cheap to clone (shared).
+/// Validated by the core when made; cheap to clone (shared). As a field of a Burn module it is
+/// part of the module's record (`save_file` / `load_file`, see [`BsrLinear`](crate::BsrLinear));
+/// it serialises (serde) as its dims and index arrays, validated again when read.
 ///
 /// ```
 /// use burn_bsrmm::BsrPattern;
@@ -35,7 +39,20 @@ struct Inner {
     /// matrix per dtype and GPU here and swaps each call's values into its structure); dropped
     /// with the pattern.
     device_state: DeviceState,
+    /// The ids of the pattern's arrays in module records (see record.rs).
+    record_ids: RecordIds,
 }
+
+/// Parameter ids, like the cache, are not part of the pattern's value.
+#[derive(Debug)]
+pub(crate) struct RecordIds(pub(crate) [ParamId; 3]);
+
+impl PartialEq for RecordIds {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for RecordIds {}
 
 /// A cache beside the pattern, not part of its value: equal patterns compare equal whatever
 /// their caches hold.
@@ -85,9 +102,35 @@ impl BsrPattern {
         row_ptr: Vec<i64>,
         col_idx: Vec<i64>,
     ) -> bsrmm::Result<Self> {
+        Self::with_record_ids(rows, cols, block_shape, row_ptr, col_idx, RecordIds([(); 3].map(|_| ParamId::new())))
+    }
+
+    pub(crate) fn with_record_ids(
+        rows: usize,
+        cols: usize,
+        block_shape: (usize, usize),
+        row_ptr: Vec<i64>,
+        col_idx: Vec<i64>,
+        record_ids: RecordIds,
+    ) -> bsrmm::Result<Self> {
         let (bh, bw) = block_shape;
-        let zeros = vec![0f32; col_idx.len().saturating_mul(bh).saturating_mul(bw)];
-        BsrMatrix::from_bsr(&crate::host::cpu_context()?, rows, cols, block_shape, &row_ptr, &col_idx, &zeros, CreateOptions::default())?;
+        // The core validates a structure together with values: zeros, allocated fallibly (a
+        // pattern may name more values than memory holds).
+        let values = col_idx
+            .len()
+            .checked_mul(bh)
+            .ok_or_else(|| bsrmm::Error::invalid_argument(format!("{} blocks of {bh}x{bw} overflow usize", col_idx.len())))?;
+        let zeros = Dense::<f32>::try_zeros(values, bw, Layout::RowMajor)?;
+        bsrmm::BsrMatrix::from_bsr(
+            &crate::host::cpu_context()?,
+            rows,
+            cols,
+            block_shape,
+            &row_ptr,
+            &col_idx,
+            zeros.data(),
+            bsrmm::CreateOptions::default(),
+        )?;
         let block_row = (0..row_ptr.len() - 1)
             .flat_map(|r| std::iter::repeat_n(r as i64, (row_ptr[r + 1] - row_ptr[r]) as usize))
             .collect();
@@ -100,6 +143,7 @@ impl BsrPattern {
             col_idx,
             block_row,
             device_state: DeviceState::default(),
+            record_ids,
         })))
     }
 
@@ -171,11 +215,56 @@ impl BsrPattern {
     pub fn block_row(&self) -> &[i64] {
         &self.0.block_row
     }
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn device_state(&self) -> &DeviceState {
         &self.0.device_state
+    }
+    pub(crate) fn record_ids(&self) -> &[ParamId; 3] {
+        &self.0.record_ids.0
     }
     /// `(rows, cols)` of `op(A)`.
     pub fn op_shape(&self, transpose: bool) -> (usize, usize) {
         if transpose { (self.0.cols, self.0.rows) } else { (self.0.rows, self.0.cols) }
+    }
+}
+
+impl std::fmt::Display for BsrPattern {
+    /// `8x32, 8x8 blocks, 4 of 16 stored`: what errors about two patterns name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (bh, bw) = self.block_shape();
+        let blocks = self.block_rows() * self.block_cols();
+        write!(f, "{}x{}, {bh}x{bw} blocks, {} of {blocks} stored", self.rows(), self.cols(), self.nnzb())
+    }
+}
+
+/// The serialised form (a `BsrLinearConfig` holds a pattern; configs are JSON).
+#[derive(Serialize, Deserialize)]
+#[serde(crate = "burn::serde")]
+struct PatternSpec {
+    rows: usize,
+    cols: usize,
+    block_shape: (usize, usize),
+    row_ptr: Vec<i64>,
+    col_idx: Vec<i64>,
+}
+
+impl Serialize for BsrPattern {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        PatternSpec {
+            rows: self.rows(),
+            cols: self.cols(),
+            block_shape: self.block_shape(),
+            row_ptr: self.row_ptr().to_vec(),
+            col_idx: self.col_idx().to_vec(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for BsrPattern {
+    /// Validated as [`BsrPattern::new`] validates: a broken pattern in a file is an error.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spec = PatternSpec::deserialize(deserializer)?;
+        BsrPattern::new(spec.rows, spec.cols, spec.block_shape, spec.row_ptr, spec.col_idx).map_err(burn::serde::de::Error::custom)
     }
 }

@@ -2,7 +2,7 @@
 //! references on fresh random operands.
 
 use burn::tensor::{Device, Tensor, TensorData};
-use burn_bsrmm::{bsr_matmul, BsrPattern};
+use burn_bsrmm::{bsr_matmul, bsr_matmul_bias, BsrPattern};
 
 mod common;
 
@@ -148,4 +148,54 @@ fn bad_input_is_an_error() {
     let err = BsrPattern::new(4, 6, (2, 3), vec![0, 2, 1], vec![0, 1]).unwrap_err();
     assert_eq!(err.code(), "BSRMM_STATUS_INVALID_ARGUMENT");
     assert!(BsrPattern::from_block_fn(5, 6, (2, 3), |_, _| true).is_err());
+}
+
+#[test]
+fn the_bias_is_fused_and_differentiable() {
+    let device = Device::flex().autodiff();
+    let mut rng = Rng(14);
+    for transpose in [false, true] {
+        let p = problem(&mut rng, 3, 2, (2, 3));
+        let (m, k) = p.pattern.op_shape(transpose);
+        let n = 5;
+        let b = rng.values(k * n);
+        let bias = rng.values(m);
+        let values = tensor3(p.values.clone(), p.pattern.values_shape(), &device).require_grad();
+        let dense = tensor2(b.clone(), [k, n], &device).require_grad();
+        let bias_t = Tensor::<1>::from_data(TensorData::new(bias.clone(), [m]), &device).require_grad();
+        let out = bsr_matmul_bias(&p.pattern, values, dense, bias_t.clone(), transpose).unwrap();
+        let got = out.clone().into_data().try_to_vec::<f32>().unwrap();
+        let a = op_a(&p, transpose);
+        let (mut want, mut scale) = (vec![0.0; m * n], vec![0.0; m * n]);
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = bias[i] as f64;
+                scale[i * n + j] = (bias[i] as f64).abs();
+                for q in 0..k {
+                    want[i * n + j] += a(i, q) * b[q * n + j] as f64;
+                    scale[i * n + j] += (a(i, q) * b[q * n + j] as f64).abs();
+                }
+            }
+        }
+        assert_close(&format!("C + bias transpose={transpose}"), &got, &want, &scale);
+        // d(sum C)/d bias = n for every row.
+        let grads = out.sum().backward();
+        let grad_bias = bias_t.grad(&grads).expect("bias gradient").into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(grad_bias, vec![n as f32; m], "transpose={transpose}");
+    }
+    // Without autodiff the bias goes through the core's epilogue (Flex's one call).
+    let flex = Device::flex();
+    let pattern = BsrPattern::from_block_fn(4, 4, (2, 2), |r, c| r == c).unwrap();
+    let out = bsr_matmul_bias(
+        &pattern,
+        Tensor::<3>::ones(pattern.values_shape(), &flex),
+        Tensor::<2>::ones([4, 2], &flex),
+        Tensor::<1>::from_floats([1.0, 2.0, 3.0, 4.0], &flex),
+        false,
+    )
+    .unwrap();
+    assert_eq!(out.into_data().try_to_vec::<f32>().unwrap(), vec![3.0, 3.0, 4.0, 4.0, 5.0, 5.0, 6.0, 6.0]);
+    let err = bsr_matmul_bias(&pattern, Tensor::<3>::ones(pattern.values_shape(), &flex), Tensor::<2>::ones([4, 2], &flex), Tensor::<1>::ones([3], &flex), false)
+        .unwrap_err();
+    assert!(err.message().contains("bias has shape [3]"), "{err}");
 }
