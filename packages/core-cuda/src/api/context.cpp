@@ -17,9 +17,6 @@ using bsrmm::api::require;
 using bsrmm::detail::describe;
 using bsrmm::detail::invalid_argument;
 
-// More workers than this is a mistake (a negative number cast, a byte count), not a machine.
-constexpr int32_t max_threads = 1024;
-
 thread_local std::string last_variant_result;
 
 }  // namespace
@@ -73,9 +70,10 @@ bsrmm_status bsrmm_context_get_stream(bsrmm_context_t ctx, void** stream) {
 bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
-    if (threads < 0 || threads > max_threads) {
-      invalid_argument("threads = ", threads, " is outside 0..", max_threads,
-                       " (0 means one per hardware thread)");
+    if (threads < 0 || threads > bsrmm::detail::max_threads) {
+      invalid_argument("threads = ", threads, " is outside 0..", bsrmm::detail::max_threads,
+                       " (0 means the default: BSRMM_NUM_THREADS, OMP_NUM_THREADS or one per "
+                       "CPU this process may run on)");
     }
     std::lock_guard<std::mutex> lock(context.settings_mutex);
     context.num_threads = threads;

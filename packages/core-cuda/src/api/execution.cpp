@@ -20,24 +20,26 @@ namespace {
 // sees the alignment the final run will see (vector loads, TMA, 128-byte lines).
 constexpr std::size_t scratch_alignment = 256;
 
-// The context's pool of `threads` workers (0: one per hardware thread). Pools of every size a
+// The context's pool of `threads` workers (0: the context's default). Pools of every size a
 // tuned choice asked for are kept: problems tuned to different thread counts alternate without
-// restarting threads.
+// restarting threads. A pool whose threads the system refuses throws OUT_OF_MEMORY and leaves
+// no entry behind, so a later call tries again.
 detail::ThreadPool& pool_for(bsrmm_context_s& ctx, int32_t threads) {
-  const int size = threads > 0 ? threads : detail::hardware_threads();
+  const int size = threads > 0 ? threads : ctx.default_threads;
   std::unique_ptr<detail::ThreadPool>& pool = ctx.pools[size];
   if (!pool) pool = std::make_unique<detail::ThreadPool>(size);
   return *pool;
 }
 
-// The thread counts worth measuring when the context leaves the choice to bsrmm: every thread
-// of the machine first (the heuristic), then powers of two below it, descending (small problems
-// lose more to waking workers than they gain; a loaded machine favours fewer). The tuner stops
-// descending where fewer threads are clearly slower, so a large problem on a many-core machine
-// times two or three counts, not every one down to a single thread.
-std::vector<int32_t> thread_candidates(int32_t setting) {
+// The thread counts worth measuring when the context leaves the choice to bsrmm: its default
+// count first (the heuristic: every CPU unless the environment limits it), then powers of two
+// below it, descending (small problems lose more to waking workers than they gain; a loaded
+// machine favours fewer). The tuner stops descending where fewer threads are clearly slower, so
+// a large problem on a many-core machine times two or three counts, not every one down to a
+// single thread.
+std::vector<int32_t> thread_candidates(int32_t setting, int32_t default_threads) {
   if (setting > 0) return {setting};
-  const int32_t all = detail::hardware_threads();
+  const int32_t all = default_threads;
   std::vector<int32_t> counts{all};
   int32_t power = 1;
   while (power * 2 < all) power *= 2;
@@ -190,7 +192,8 @@ tuner::CallSignature Execution::signature() const {
                                alignment(op_a_.values().data()),
                                s.beta,
                                s.activation,
-                               settings_.num_threads}};
+                               settings_.num_threads,
+                               ctx_.default_threads}};
 }
 
 std::string Execution::arch() const {
@@ -225,7 +228,7 @@ const std::vector<tuner::Choice>& Execution::candidates() {
     std::vector<const char*> variants{cpu::blocked_variant};
     if (small) variants.push_back(cpu::reference_variant);
     for (const char* variant : variants)
-      for (int32_t threads : thread_candidates(settings_.num_threads))
+      for (int32_t threads : thread_candidates(settings_.num_threads, ctx_.default_threads))
         candidates_.push_back(tuner::Choice{variant, threads});
     return candidates_;
   }

@@ -22,10 +22,13 @@ struct bsrmm_context_s {
   explicit bsrmm_context_s(bsrmm_device d) : device(d) {}
 
   const bsrmm_device device;
+  // The worker count that num_threads = 0 stands for (thread_pool.hpp: default_threads()),
+  // read once, as OpenMP reads OMP_NUM_THREADS once: a multiply reads no environment.
+  const int32_t default_threads = bsrmm::detail::default_threads();
 
   std::mutex settings_mutex;  // guards the settings and last_variant
   void* stream = nullptr;
-  int32_t num_threads = 0;  // 0: one per hardware thread
+  int32_t num_threads = 0;  // 0: default_threads
   bsrmm_f32_mode f32_mode = BSRMM_F32_EXACT;
   bsrmm_tuning_mode tuning_mode = BSRMM_TUNING_AUTO;
   std::string forced_variant;

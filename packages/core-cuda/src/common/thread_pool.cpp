@@ -1,5 +1,10 @@
 #include "thread_pool.hpp"
 
+#include "error.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
 #if defined(__linux__)
 #include <sched.h>
 #endif
@@ -20,19 +25,55 @@ int hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(int threads) {
-  const int spawned = threads > 1 ? threads - 1 : 0;
-  workers_.reserve(static_cast<size_t>(spawned));
-  for (int i = 0; i < spawned; ++i) workers_.emplace_back([this] { worker_loop(); });
+namespace {
+
+// The count `name` holds, or 0 when it is unset or not a positive integer.
+int threads_from_environment(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long count = std::strtol(text, &end, 10);
+  if (end == text || errno != 0 || count <= 0 || (*end != '\0' && *end != ',')) return 0;
+  return count > max_threads ? max_threads : static_cast<int>(count);
 }
 
-ThreadPool::~ThreadPool() {
+}  // namespace
+
+int default_threads() {
+  for (const char* name : {"BSRMM_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    if (const int count = threads_from_environment(name)) return count;
+  }
+  return hardware_threads();
+}
+
+ThreadPool::ThreadPool(int threads) {
+  const int spawned = threads > 1 ? threads - 1 : 0;
+  try {
+    workers_.reserve(static_cast<size_t>(spawned));
+    for (int i = 0; i < spawned; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::exception& refused) {  // std::system_error (EAGAIN) or std::bad_alloc
+    // A constructor that throws runs no destructor: the started workers must be joined here,
+    // or destroying them (joinable) would terminate the process, and destroying the condition
+    // variables they wait on would hang it.
+    const size_t started = workers_.size();
+    stop_workers();
+    detail::fail(BSRMM_STATUS_OUT_OF_MEMORY, "could not start CPU worker thread ", started + 1,
+                 " of ", spawned, " (", refused.what(),
+                 "); free memory or ask for fewer threads (bsrmm_context_set_num_threads)");
+  }
+}
+
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void ThreadPool::drain() {

@@ -15,7 +15,10 @@ namespace bsrmm::detail {
 
 class ThreadPool {
  public:
-  // `threads` workers in total, the calling thread included (threads - 1 are spawned).
+  // `threads` workers in total, the calling thread included (threads - 1 are spawned). Where
+  // the system refuses a thread (no address space for its stack, a thread limit), the workers
+  // already started are stopped and joined and Error(OUT_OF_MEMORY) is thrown: nothing is left
+  // waiting, and a later pool may try again.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -30,7 +33,8 @@ class ThreadPool {
 
  private:
   void worker_loop();
-  void drain();  // runs tasks of the current job until none are left
+  void drain();         // runs tasks of the current job until none are left
+  void stop_workers();  // wakes every worker to exit and joins it
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // one job at a time
@@ -49,7 +53,16 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
+// More workers than this is a mistake (a negative number cast, a byte count), not a machine.
+constexpr int max_threads = 1024;
+
 // Hardware threads this process may use (its CPU affinity on Linux), at least 1.
 int hardware_threads();
+
+// The worker count of a context that sets none: BSRMM_NUM_THREADS, else OMP_NUM_THREADS (the
+// first count of a nested list such as "4,2"), each only when a positive integer (at most
+// max_threads), else hardware_threads(). So a limit set for the process's BLAS or OpenMP
+// (threadpoolctl-style, or a launcher's) keeps bsrmm from oversubscribing the CPUs beside it.
+int default_threads();
 
 }  // namespace bsrmm::detail
