@@ -27,6 +27,42 @@ std::string system_error(int error) { return std::strerror(error); }
   detail::fail(BSRMM_STATUS_IO_ERROR, what, " '", path, "': ", system_error(error));
 }
 
+// What a path that should be a regular file is instead: "a FIFO" (the words of a message).
+const char* irregular_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+std::string not_regular(mode_t mode) {
+  return std::string("it is not a regular file (") + irregular_kind(mode) + ")";
+}
+
+// Opens `path` for `flags` without waiting on whatever it is (a FIFO's open blocks until the
+// other end opens; O_NONBLOCK does not) and keeps the descriptor only if it is a regular file,
+// as fstat on the open descriptor says (a check before open could be raced). Returns -1 with
+// `refused` set to why the path is unusable; errno holds the system's reason when that is "".
+int open_regular(const std::string& path, int flags, std::string& refused) {
+  const int fd = open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return -1;
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    close(fd);
+    refused = not_regular(info.st_mode);
+    return -1;
+  }
+  return fd;
+}
+
 std::string env(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
@@ -133,7 +169,10 @@ FileStamp stamp_from(const struct stat& info) {
 class FileLock {
  public:
   explicit FileLock(const std::string& path) : path_(path + ".lock") {
-    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    std::string refused;
+    fd_ = open_regular(path_, O_RDWR | O_CREAT, refused);
+    if (fd_ < 0 && !refused.empty())
+      detail::fail(BSRMM_STATUS_IO_ERROR, "cannot use the lock file '", path_, "': ", refused);
     if (fd_ < 0) io_failure("cannot open the lock file", path_, errno);
     while (flock(fd_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
@@ -179,9 +218,14 @@ FileStamp stamp_of(const std::string& path) {
 
 CacheFile read_cache_file(const std::string& path) {
   CacheFile file;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string refused;
+  const int fd = open_regular(path, O_RDONLY, refused);
   if (fd < 0) {
-    if (errno != ENOENT) file.ignored_because = "it cannot be read: " + system_error(errno);
+    if (!refused.empty()) {
+      file.ignored_because = refused;
+    } else if (errno != ENOENT) {
+      file.ignored_because = "it cannot be read: " + system_error(errno);
+    }
     return file;
   }
   std::string text;
@@ -214,6 +258,11 @@ CacheFile update_cache_file(const std::string& path,
                             const std::function<void(std::vector<Entry>&)>& change) {
   make_directories(parent_of(path));
   FileLock lock(path);
+  // rename() would replace a FIFO or a device (as root, /dev/null) with the cache: a path that
+  // exists must already be a regular file.
+  struct stat existing {};
+  if (stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    detail::fail(BSRMM_STATUS_IO_ERROR, "cannot replace '", path, "': ", not_regular(existing.st_mode));
   CacheFile file = read_cache_file(path);
   change(file.entries);
   const std::string text = cache_document(file.entries);

@@ -160,6 +160,44 @@ TEST(CacheFile, UnwritableLocationIsAnIoError) {
   EXPECT_TRUE(read.entries.empty());
 }
 
+// A FIFO would block open() until a writer came (every multiply of the process would hang), and
+// rename() would replace it, or a device, with the cache: neither is read, written or replaced.
+TEST(CacheFile, NonRegularFilesAreRefusedWithoutWaiting) {
+  test::CacheSandbox sandbox;
+  ASSERT_EQ(mkfifo(sandbox.path().c_str(), 0600), 0);
+  test::expect_no_wait_on_fifo(sandbox.path(), [&] {
+    const CacheFile read = read_cache_file(sandbox.path());
+    EXPECT_TRUE(read.entries.empty());
+    EXPECT_EQ(read.ignored_because, "it is not a regular file (a FIFO)");
+  });
+  test::expect_no_wait_on_fifo(sandbox.path(), [&] {
+    try {
+      update_cache_file(sandbox.path(), [](std::vector<Entry>& e) { e.push_back(sample("x")); });
+      ADD_FAILURE() << "replaced a FIFO";
+    } catch (const detail::Error& error) {
+      EXPECT_EQ(error.status(), BSRMM_STATUS_IO_ERROR);
+      EXPECT_EQ(std::string(error.what()),
+                "cannot replace '" + sandbox.path() + "': it is not a regular file (a FIFO)");
+    }
+  });
+  EXPECT_TRUE(std::filesystem::is_fifo(sandbox.path())) << "the FIFO is left as it was";
+
+  EXPECT_EQ(read_cache_file("/dev/null").ignored_because,
+            "it is not a regular file (a character device)");
+
+  const std::string lock = sandbox.dir() + "/other.json.lock";
+  ASSERT_EQ(mkfifo(lock.c_str(), 0600), 0);
+  try {
+    update_cache_file(sandbox.dir() + "/other.json", [](std::vector<Entry>&) {});
+    FAIL() << "locked through a FIFO";
+  } catch (const detail::Error& error) {
+    EXPECT_EQ(error.status(), BSRMM_STATUS_IO_ERROR);
+    EXPECT_NE(std::string(error.what()).find("lock file '" + lock + "': it is not a regular file (a FIFO)"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(CacheFile, DefaultPathFollowsTheEnvironment) {
   test::CacheSandbox sandbox;  // restores BSRMM_TUNING_CACHE afterwards
   const char* xdg = std::getenv("XDG_CACHE_HOME");

@@ -5,11 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace bsrmm::test {
 
@@ -51,5 +56,24 @@ class CacheSandbox {
   std::string dir_;
   std::string previous_;
 };
+
+// Runs `body` on a thread of its own and fails the test if it has not returned after 5 s,
+// stuck opening the FIFO at `fifo` (an open for reading waits for a writer): the test then opens
+// the writing end itself, so the stuck open returns and the test fails instead of hanging.
+template <typename Body>
+void expect_no_wait_on_fifo(const std::string& fifo, Body&& body) {
+  std::future<void> done = std::async(std::launch::async, std::forward<Body>(body));
+  if (done.wait_for(std::chrono::seconds(5)) == std::future_status::ready) {
+    done.get();
+    return;
+  }
+  ADD_FAILURE() << "still waiting on the FIFO '" << fifo << "' after 5 s";
+  for (;;) {
+    const int writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) close(writer);
+    if (done.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
+  }
+  done.get();
+}
 
 }  // namespace bsrmm::test

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include <sys/stat.h>
+
 namespace bsrmm::tuner {
 namespace {
 
@@ -119,7 +121,7 @@ TEST(TuningCache, ADirectoryInPlaceOfTheFileIsNeverFatal) {
   TuningCache& cache = TuningCache::instance();
   testing::internal::CaptureStderr();
   EXPECT_FALSE(cache.lookup("k", "dev"));
-  EXPECT_TRUE(contains(cache.last_warning(), "cannot be read")) << cache.last_warning();
+  EXPECT_TRUE(contains(cache.last_warning(), "it is not a regular file (a directory)")) << cache.last_warning();
   cache.store(sample("k"));
   EXPECT_TRUE(contains(cache.last_warning(), "cannot write")) << cache.last_warning();
   EXPECT_TRUE(cache.lookup("k", "dev"));
@@ -127,6 +129,23 @@ TEST(TuningCache, ADirectoryInPlaceOfTheFileIsNeverFatal) {
   testing::internal::GetCapturedStderr();
   EXPECT_FALSE(cache.lookup("k", "dev")) << "and forgets the entries all the same";
   EXPECT_TRUE(std::filesystem::is_directory(directory));
+}
+
+TEST(TuningCache, AFifoInPlaceOfTheFileIsNeverWaitedOn) {
+  test::CacheSandbox sandbox;
+  ASSERT_EQ(mkfifo(sandbox.path().c_str(), 0600), 0);
+  TuningCache& cache = TuningCache::instance();
+  testing::internal::CaptureStderr();
+  test::expect_no_wait_on_fifo(sandbox.path(), [&] {
+    EXPECT_FALSE(cache.lookup("k", "dev"));
+    EXPECT_TRUE(contains(cache.last_warning(), "it is not a regular file (a FIFO)")) << cache.last_warning();
+    cache.store(sample("k"));
+    EXPECT_TRUE(contains(cache.last_warning(), "cannot write")) << cache.last_warning();
+    EXPECT_TRUE(cache.lookup("k", "dev")) << "the choice is kept in memory";
+  });
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(contains(printed, "bsrmm: ignoring the tuning cache")) << printed;
+  EXPECT_TRUE(std::filesystem::is_fifo(sandbox.path()));
 }
 
 TEST(TuningCache, FollowsBsrmmTuningCache) {
