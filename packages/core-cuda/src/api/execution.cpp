@@ -127,7 +127,13 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
 const void* Execution::PlanDenseCopy::get(void* stream) { return a_.plan().dense_values(a_, stream); }
 #endif
 
-std::string Execution::run(const tuner::Choice& choice) { return run_into(choice, c_); }
+std::string Execution::run(const tuner::Choice& choice) {
+  // Measuring is over: under memory pressure the run's own workspace may need the scratch C's
+  // room (a multiply whose tuning ran out of memory then still runs untuned).
+  scratch_ = detail::Buffer();
+  scratch_c_ = bsrmm_dense{};
+  return run_into(choice, c_);
+}
 
 std::string Execution::run_into(const tuner::Choice& choice, const bsrmm_dense& c) {
   if (on_cpu()) return run_cpu(choice, c);

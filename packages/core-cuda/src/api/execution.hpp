@@ -32,8 +32,8 @@ class Execution final : public tuner::Trials {
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
-  // Into the caller's C. An empty variant runs the heuristic's pick; threads 0 runs with the
-  // context's setting. Returns the variant that ran.
+  // Into the caller's C, after releasing the scratch C of measuring. An empty variant runs the
+  // heuristic's pick; threads 0 runs with the context's setting. Returns the variant that ran.
   std::string run(const tuner::Choice& choice);
 
   tuner::ProblemShape shape() const;

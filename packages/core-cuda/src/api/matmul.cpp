@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -113,19 +114,22 @@ void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& a, const bsrmm_
   }
 }
 
-// The tuner's choice, or none (the heuristic's pick runs) when there is no candidate (the
+// The tuner's decision, or none (the heuristic's pick runs) when there is no candidate (the
 // heuristic's run then reports why: UNSUPPORTED, naming the arguments) or, unless `required`
-// (bsrmm_tune), no memory for the scratch C that measuring writes: a context's tuning never
-// fails a multiply that could run untuned.
-std::optional<bsrmm::tuner::Choice> tuned_choice(bsrmm::api::Execution& execution,
-                                                 bsrmm_tuning_mode mode, bool required) {
+// (bsrmm_tune), no memory to measure with (the scratch C, a workspace, worker threads): a
+// context's tuning never fails a multiply that could run untuned (Execution::run releases the
+// scratch C first).
+std::optional<bsrmm::tuner::Decision> tuner_decision(bsrmm::api::Execution& execution,
+                                                     bsrmm_tuning_mode mode, bool required) {
   if (execution.candidates().empty()) return std::nullopt;
   try {
-    return bsrmm::tuner::decide(mode, execution.shape(), execution).choice;
+    return bsrmm::tuner::decide(mode, execution.shape(), execution);
   } catch (const bsrmm::detail::Error& error) {
     if (required || error.status() != BSRMM_STATUS_OUT_OF_MEMORY) throw;
-    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    if (required) throw;
   }
+  return std::nullopt;
 }
 
 // C = alpha * op(A) * B + beta * C with the forced variant, the tuner's choice or the heuristic's.
@@ -158,13 +162,14 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
     if (std::optional<bsrmm::tuner::Choice> known = bsrmm::tuner::recall(signature)) {
       return execution.run(*known);
     }
-    if (std::optional<bsrmm::tuner::Choice> tuned = tuned_choice(execution, mode, false)) {
-      choice = *tuned;
-      bsrmm::tuner::remember(signature, choice);
+    if (std::optional<bsrmm::tuner::Decision> tuned = tuner_decision(execution, mode, false)) {
+      choice = tuned->choice;
+      // A deferred decision must come back to the tuner until the key's tuning call.
+      if (!tuned->deferred) bsrmm::tuner::remember(signature, choice);
     }
   } else if (mode == BSRMM_TUNING_FORCE) {
-    if (std::optional<bsrmm::tuner::Choice> tuned = tuned_choice(execution, mode, tune_now)) {
-      choice = *tuned;
+    if (std::optional<bsrmm::tuner::Decision> tuned = tuner_decision(execution, mode, tune_now)) {
+      choice = tuned->choice;
     }
   }
   return execution.run(choice);

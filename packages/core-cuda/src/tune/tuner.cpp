@@ -4,7 +4,9 @@
 #include "tuning_cache.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 namespace bsrmm::tuner {
 
@@ -12,6 +14,19 @@ namespace {
 
 std::atomic<int64_t> measurements{0};
 std::atomic<int64_t> timed_runs{0};
+
+// How many AUTO calls of each key missing from the cache this process has made, this one
+// included. Keys are buckets, so a process meets few of them.
+int64_t count_auto_call(const std::string& key) {
+  struct Calls {
+    std::mutex mutex;
+    std::unordered_map<std::string, int64_t> by_key;
+  };
+  // Never destroyed: multiplies may still run from other threads while the process exits.
+  static Calls* calls = new Calls();
+  std::lock_guard<std::mutex> lock(calls->mutex);
+  return ++calls->by_key[key];
+}
 
 }  // namespace
 
@@ -50,6 +65,10 @@ Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trial
           return decision;
         }
       }
+    }
+    if (count_auto_call(decision.key) < auto_tuning_call) {
+      decision.deferred = true;
+      return decision;
     }
   }
 

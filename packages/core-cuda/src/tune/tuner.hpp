@@ -4,8 +4,10 @@
 // cache under the problem key and the device.
 //
 //   OFF    the heuristic's choice; no lookup, no measurement (callers skip the tuner entirely)
-//   AUTO   the cached choice; on a miss, measure the candidates (measure.hpp says which
-//          are skipped), store the fastest
+//   AUTO   the cached choice; on a miss, the heuristic's until this process has met the key
+//          auto_tuning_call times, then measure the candidates (measure.hpp says which are
+//          skipped) and store the fastest: a short script never pays for tuning, a loop does
+//          once
 //   FORCE  measure and store, whatever the cache holds
 #pragma once
 
@@ -38,9 +40,16 @@ class Trials {
   virtual std::string device() const = 0;
 };
 
+// AUTO measures a key missing from the cache on this call of it in the process (the calls
+// before run the heuristic's pick).
+constexpr int auto_tuning_call = 3;
+
 struct Decision {
-  Choice choice;
-  bool measured = false;  // false: taken from the cache
+  Choice choice;  // empty (the heuristic's pick) when deferred
+  bool measured = false;
+  // AUTO has not met the key auto_tuning_call times yet: nothing cached or measured, the
+  // heuristic's pick runs, and the decision is not one to remember.
+  bool deferred = false;
   std::string key;
 };
 

@@ -1,8 +1,10 @@
 // bsrmm_tune_child: what the cross-process tests run in other processes.
 //
-//   bsrmm_tune_child multiply <seed> <auto|force|off>
-//       multiplies the CpuProblem of <seed> on a fresh context, checks C against float64 and
-//       prints "measurements=<n> variant=<name>" (n: candidate sets this process measured)
+//   bsrmm_tune_child multiply <seed> <auto|force|off> [calls]
+//       multiplies the CpuProblem of <seed> on a fresh context `calls` times (default 1; AUTO
+//       tunes a key missing from the cache on its third call), checks C against float64 each
+//       time and prints "measurements=<n> variant=<name>" (n: candidate sets this process
+//       measured; the last call's variant)
 //   bsrmm_tune_child store <prefix> <count>
 //       stores <count> entries "<prefix>-<i>" one by one, as <count> tunings would
 //
@@ -40,8 +42,12 @@ TEST(Child, Run) {
     bsrmm::Matrix a(ctx, problem.a.desc());
     const bsrmm_dense b = problem.b.desc();
     bsrmm_dense c = problem.c.desc();
-    bsrmm::matmul(ctx, a, b, c, problem.options());
-    bsrmm::test::expect_matches(problem.c, problem.expected(), "child's C");
+    const int calls = arguments.size() > 3 ? std::stoi(arguments[3]) : 1;
+    for (int call = 0; call < calls; ++call) {
+      problem.reset_c();
+      bsrmm::matmul(ctx, a, b, c, problem.options());
+      bsrmm::test::expect_matches(problem.c, problem.expected(), "child's C");
+    }
     std::printf("measurements=%lld variant=%s\n",
                 static_cast<long long>(bsrmm::tuner::measurement_count()),
                 ctx.last_variant().c_str());

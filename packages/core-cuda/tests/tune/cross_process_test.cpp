@@ -71,19 +71,24 @@ Multiplied parse_multiplied(const std::string& output) {
   return result;
 }
 
-Multiplied multiply_in_child(uint64_t seed, const char* mode) {
-  return parse_multiplied(Child("multiply " + std::to_string(seed) + " " + mode).finish());
+Multiplied multiply_in_child(uint64_t seed, const char* mode, int calls = 1) {
+  return parse_multiplied(
+      Child("multiply " + std::to_string(seed) + " " + mode + " " + std::to_string(calls)).finish());
 }
 
 TEST(CrossProcess, ASecondProcessReusesTheChoiceWithoutMeasuring) {
   CacheSandbox sandbox;
-  const Multiplied first = multiply_in_child(7, "auto");
+  EXPECT_EQ(multiply_in_child(6, "auto", tuner::auto_tuning_call - 1).measurements, 0)
+      << "AUTO does not tune a key before its third call in a process";
+  EXPECT_FALSE(tuner::read_cache_file(sandbox.path()).stamp.exists);
+  const Multiplied first = multiply_in_child(7, "auto", tuner::auto_tuning_call);
   EXPECT_EQ(first.measurements, 1);
   const tuner::CacheFile after_first = tuner::read_cache_file(sandbox.path());
   ASSERT_EQ(after_first.entries.size(), 1u);
   EXPECT_EQ(after_first.entries[0].variant, first.variant);
 
-  const Multiplied second = multiply_in_child(8, "auto");  // other values, same key
+  // Other values, the same key: a cached key serves AUTO from its first call.
+  const Multiplied second = multiply_in_child(8, "auto");
   EXPECT_EQ(second.measurements, 0);
   EXPECT_EQ(second.variant, first.variant);
   const tuner::CacheFile after_second = tuner::read_cache_file(sandbox.path());

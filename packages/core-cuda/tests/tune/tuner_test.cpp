@@ -1,7 +1,8 @@
-// The tuner's decision with a scripted backend: AUTO measures once then reuses, FORCE always
-// measures, the fastest wins (the heuristic on ties), hopeless candidates stop early, and
-// measure() keeps to its budget: long runs timed once, thread ladders that end where fewer
-// threads are clearly slower, no new candidate past the cap.
+// The tuner's decision with a scripted backend: AUTO runs the heuristic until a key's third
+// call, then measures once and reuses; FORCE always measures; the fastest wins (the heuristic
+// on ties); hopeless candidates stop early; and measure() keeps to its budget: long runs timed
+// once, thread ladders that end where fewer threads are clearly slower, no new candidate past
+// the cap.
 #include "tune/tuner.hpp"
 
 #include "cache_sandbox.hpp"
@@ -35,10 +36,12 @@ class ScriptedTrials : public Trials {
   std::vector<double> times_;
 };
 
-ProblemShape shape() {
+// `n` sets a key apart: AUTO counts its calls per key over the whole process.
+ProblemShape shape(int64_t n = 64) {
   ProblemShape s;
   s.arch = "cpu";
-  s.m = s.k = s.n = 64;
+  s.m = s.k = 64;
+  s.n = n;
   s.block_rows = s.block_cols = 8;
   s.nnzb = 16;
   s.max_row_blocks = 2;
@@ -48,11 +51,52 @@ ProblemShape shape() {
 const std::vector<Choice> choices{{"cpu_blocked_simd", 2}, {"cpu_blocked_simd", 1},
                                   {"cpu_reference_f64acc", 2}};
 
+// An AUTO decision past the deferral: the key's tuning call, or a cached choice.
+Decision decide_auto(Trials& trials, const ProblemShape& s = shape()) {
+  Decision decision;
+  for (int call = 1; call <= auto_tuning_call; ++call) {
+    decision = decide(BSRMM_TUNING_AUTO, s, trials);
+    if (!decision.deferred) break;
+  }
+  EXPECT_FALSE(decision.deferred) << "AUTO deferred past call " << auto_tuning_call;
+  return decision;
+}
+
+TEST(Tuner, AutoRunsTheHeuristicUntilAKeysThirdCall) {
+  test::CacheSandbox sandbox;
+  ScriptedTrials trials(choices, {3.0, 1.0, 5.0});
+  const ProblemShape fresh = shape(1 << 20);  // a key no other test meets
+  const int64_t before = measurement_count();
+  for (int call = 1; call < auto_tuning_call; ++call) {
+    const Decision early = decide(BSRMM_TUNING_AUTO, fresh, trials);
+    EXPECT_TRUE(early.deferred) << "call " << call;
+    EXPECT_FALSE(early.measured);
+    EXPECT_EQ(early.choice, Choice{}) << "the heuristic's pick";
+  }
+  EXPECT_EQ(trials.runs, std::vector<int>(choices.size(), 0)) << "nothing timed";
+  EXPECT_EQ(measurement_count(), before);
+  EXPECT_TRUE(TuningCache::instance().entries().empty()) << "nothing stored";
+
+  const Decision third = decide(BSRMM_TUNING_AUTO, fresh, trials);
+  EXPECT_FALSE(third.deferred);
+  EXPECT_TRUE(third.measured);
+  EXPECT_EQ(third.choice, (Choice{"cpu_blocked_simd", 1}));
+  EXPECT_EQ(measurement_count(), before + 1);
+
+  // A key another process (here: FORCE) tuned serves AUTO from its first call.
+  const ProblemShape tuned_elsewhere = shape(1 << 21);
+  decide(BSRMM_TUNING_FORCE, tuned_elsewhere, trials);
+  const Decision first_call = decide(BSRMM_TUNING_AUTO, tuned_elsewhere, trials);
+  EXPECT_FALSE(first_call.deferred);
+  EXPECT_FALSE(first_call.measured);
+  EXPECT_EQ(first_call.choice, (Choice{"cpu_blocked_simd", 1}));
+}
+
 TEST(Tuner, AutoMeasuresOnceThenReusesTheCachedChoice) {
   test::CacheSandbox sandbox;
   ScriptedTrials trials(choices, {3.0, 1.0, 5.0});
   const int64_t before = measurement_count();
-  const Decision first = decide(BSRMM_TUNING_AUTO, shape(), trials);
+  const Decision first = decide_auto(trials);
   EXPECT_TRUE(first.measured);
   EXPECT_EQ(first.choice, (Choice{"cpu_blocked_simd", 1}));
   EXPECT_EQ(measurement_count(), before + 1);
@@ -78,7 +122,7 @@ TEST(Tuner, ForceMeasuresEveryTimeAndOverwrites) {
   test::CacheSandbox sandbox;
   ScriptedTrials slow_first(choices, {3.0, 1.0, 5.0});
   const int64_t before = measurement_count();
-  decide(BSRMM_TUNING_AUTO, shape(), slow_first);
+  decide_auto(slow_first);
   // The machine changed its mind (another load, a new driver): FORCE re-times and stores.
   ScriptedTrials fast_first(choices, {0.5, 1.0, 5.0});
   const Decision forced = decide(BSRMM_TUNING_FORCE, shape(), fast_first);
@@ -105,7 +149,7 @@ TEST(Tuner, TiesGoToTheHeuristicsPick) {
 TEST(Tuner, ACachedChoiceOutsideTheCandidatesIsNotTrusted) {
   test::CacheSandbox sandbox;
   ScriptedTrials trials(choices, {3.0, 1.0, 5.0});
-  const Decision first = decide(BSRMM_TUNING_AUTO, shape(), trials);
+  const Decision first = decide_auto(trials);
   // A hand-edited (or hostile) file names a variant this build cannot run for the key.
   Entry forged = TuningCache::instance().entries().at(0);
   forged.variant = "no_such_variant";
@@ -121,8 +165,8 @@ TEST(Tuner, DifferentCandidateSetsAreDifferentKeys) {
   test::CacheSandbox sandbox;
   ScriptedTrials three(choices, {3.0, 1.0, 5.0});
   ScriptedTrials two({choices[0], choices[2]}, {3.0, 5.0});
-  const Decision a = decide(BSRMM_TUNING_AUTO, shape(), three);
-  const Decision b = decide(BSRMM_TUNING_AUTO, shape(), two);
+  const Decision a = decide_auto(three);
+  const Decision b = decide_auto(two);
   EXPECT_NE(a.key, b.key);
   EXPECT_TRUE(b.measured) << "a choice from another candidate set is not reused";
   EXPECT_EQ(b.choice, choices[0]);
