@@ -92,8 +92,9 @@ typedef enum bsrmm_activation BSRMM_ENUM_BASE {
   BSRMM_ACTIVATION_SILU = 3
 } bsrmm_activation;
 
-/* Tuning modes: OFF uses built-in heuristics only; AUTO uses a cached choice or measures once
- * and caches it; FORCE always measures and overwrites the cache entry. */
+/* Tuning modes: OFF uses built-in heuristics only; AUTO uses a cached choice, else the
+ * heuristics until a problem's third call in the process, which measures once and caches the
+ * choice; FORCE always measures and overwrites the cache entry. */
 typedef enum bsrmm_tuning_mode BSRMM_ENUM_BASE {
   BSRMM_TUNING_OFF = 0,
   BSRMM_TUNING_AUTO = 1,
@@ -180,7 +181,9 @@ BSRMM_API bsrmm_status bsrmm_context_get_device(bsrmm_context_t ctx, bsrmm_devic
 /* A cudaStream_t, or NULL for the legacy default stream. CUDA contexts only. */
 BSRMM_API bsrmm_status bsrmm_context_set_stream(bsrmm_context_t ctx, void* stream);
 BSRMM_API bsrmm_status bsrmm_context_get_stream(bsrmm_context_t ctx, void** stream);
-/* CPU worker threads; 0 = one per hardware thread (the default). */
+/* CPU worker threads; 0 = the default (read when the context is created): BSRMM_NUM_THREADS,
+ * else OMP_NUM_THREADS (its first count), when a positive integer, else one per CPU in the
+ * process's affinity mask. A pool whose threads the system refuses is OUT_OF_MEMORY. */
 BSRMM_API bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads);
 BSRMM_API bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode);
 BSRMM_API bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_tuning_mode mode);
@@ -243,9 +246,11 @@ BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);
  * 16-byte alignment of B and C, the set of eligible variants) and the device, in one JSON file
  * shared by every binding and process: $BSRMM_TUNING_CACHE (a file path), else
  * $XDG_CACHE_HOME/bsrmm/tuning.json, else ~/.cache/bsrmm/tuning.json.
- * In AUTO mode a multiply whose key has no entry measures every eligible variant on its own
- * operands (waiting for the context's stream), stores the fastest and runs it; later multiplies,
- * in any process, take the stored choice. FORCE measures every time; OFF never looks. A forced
+ * In AUTO mode a multiply whose key has no entry runs the heuristics' choice, until the third
+ * such multiply of the key in the process: that one measures every eligible variant on its own
+ * operands (waiting for the context's stream), stores the fastest and runs it (a script that
+ * multiplies a problem once or twice never pays for tuning); later multiplies, in any process,
+ * take the stored choice. A multiply that cannot get memory to measure runs untuned. FORCE measures every time; OFF never looks. A forced
  * variant (bsrmm_context_set_variant) bypasses the tuner. Measuring runs write a scratch copy of
  * C, so C is written once, by the final run. A cache file that cannot be read, is corrupt or has
  * another format version is ignored (and replaced by the next store); one that cannot be
