@@ -250,12 +250,14 @@ BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);
  * such multiply of the key in the process: that one measures every eligible variant on its own
  * operands (waiting for the context's stream), stores the fastest and runs it (a script that
  * multiplies a problem once or twice never pays for tuning); later multiplies, in any process,
- * take the stored choice. A multiply that cannot get memory to measure runs untuned. FORCE measures every time; OFF never looks. A forced
- * variant (bsrmm_context_set_variant) bypasses the tuner. Measuring runs write a scratch copy of
- * C, so C is written once, by the final run. A cache file that cannot be read, is corrupt or has
- * another format version is ignored (and replaced by the next store); one that cannot be
- * written leaves the choices in memory for the process. Neither fails a multiply: each problem
- * is printed to stderr once and kept for bsrmm_tuner_cache_warning. */
+ * take the stored choice. A multiply that cannot get memory to measure runs untuned. FORCE
+ * measures every time; OFF never looks. A forced variant (bsrmm_context_set_variant) bypasses
+ * the tuner. Measuring runs write a scratch copy of C, so C is written once, by the final run.
+ * A cache file that cannot be read, is corrupt or has another format version is ignored (and
+ * replaced by the next store); one that cannot be written, or a path that is not a regular
+ * file (a FIFO, a device: never waited on or replaced), leaves the choices in memory for the
+ * process. Neither fails a multiply: each problem is printed to stderr once and kept for
+ * bsrmm_tuner_cache_warning. */
 
 /* Measures every eligible variant on these operands now, whatever the context's tuning mode and
  * forced variant, stores the fastest and runs it exactly as bsrmm_matmul would (same arguments,
