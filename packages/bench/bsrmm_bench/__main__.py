@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--tuning", choices=["off", "auto", "force"], default="auto", help="bsrmm tuning mode (default auto)")
     run.add_argument("--report", action="store_true", help="also write the report (markdown, plots, HTML) next to the JSON")
     run.add_argument("--cases-dir", type=Path, help="directory of suite files (default: packages/bench/cases)")
+    run.add_argument("--time-budget", type=float, metavar="SECONDS",
+                     help="start no case after this many seconds; the rest are listed as skipped (for time-limited runs)")
 
     rep = sub.add_parser("report", help="markdown + plots (PNG, SVG) + HTML from a result JSON")
     rep.add_argument("result", type=Path)
@@ -83,7 +85,8 @@ def _run(args) -> int:
 
     devices = [args.device] if args.device else None
     doc, path = runner.run_suite(args.suite, out_dir=args.out, devices=devices, case_filter=args.case_filter,
-                                 tuning=args.tuning, cases_dir=args.cases_dir or cases.CASES_DIR)
+                                 tuning=args.tuning, cases_dir=args.cases_dir or cases.CASES_DIR,
+                                 time_budget=args.time_budget)
     print(table.render(doc))
     print(f"result: {path.resolve()}")
     if args.report:

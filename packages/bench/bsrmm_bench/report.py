@@ -178,9 +178,11 @@ def plot_ratio_against(doc: dict, axis: str):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     if axis == "block":
-        ticks = sorted({(p[0], f"{p[3][0]}x{p[3][1]}") for p in points})
-        ax.set_xticks([t[0] for t in ticks])
-        ax.set_xticklabels([t[1] for t in ticks], rotation=60, fontsize=7)
+        ticks: dict = {}
+        for p in sorted(points, key=lambda p: tuple(p[3])):
+            ticks.setdefault(p[0], []).append(f"{p[3][0]}x{p[3][1]}")
+        ax.set_xticks(sorted(ticks))
+        ax.set_xticklabels(["/".join(dict.fromkeys(ticks[x])) for x in sorted(ticks)], rotation=60, fontsize=7)
         ax.minorticks_off()
         ax.set_xlabel("block (bh x bw, placed by bh * bw)")
     else:

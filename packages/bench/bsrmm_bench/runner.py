@@ -53,9 +53,12 @@ def run_suite(
     log=None,
     cases_dir: Path = cases_mod.CASES_DIR,
     implementations=None,
+    time_budget: float | None = None,
 ) -> tuple[dict, Path]:
     """Runs the suite and returns (result document, path of its JSON file).
-    `implementations(device)` overrides the list [ours] + peers (tests use it)."""
+    `implementations(device)` overrides the list [ours] + peers (tests use it). With
+    `time_budget` (seconds), no case starts once that much time has passed; the cases left are
+    listed as skipped, so a run inside a time-limited command still ends with its results."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     selected = select(cases_mod.load_suite(suite, cases_dir), case_filter)
     wanted = devices or list(cases_mod.DEVICES)
@@ -69,7 +72,7 @@ def run_suite(
         "started": started.isoformat(timespec="seconds"),
         "finished": None,
         "settings": {"tuning": tuning, "cpu_budget": cpu_budget.__dict__, "gpu_budget": gpu_budget.__dict__,
-                     "tolerance": cases_mod.TOLERANCE},
+                     "tolerance": cases_mod.TOLERANCE, "time_budget_s": time_budget},
         "environment": env.capture("cuda" if "cuda" in wanted and cuda_status() is None else "cpu"),
         "skipped": [],
         "cases": [],
@@ -105,6 +108,14 @@ def run_suite(
     b_cache: dict = {}
     started_at = time.perf_counter()
     for position, (device, case) in enumerate(plan, start=1):
+        elapsed = time.perf_counter() - started_at
+        if time_budget is not None and elapsed > time_budget:
+            left = plan[position - 1:]
+            reason = f"time budget of {time_budget:g} s spent ({elapsed:.0f} s) before this case started"
+            for dev in dict.fromkeys(d for d, _ in left):
+                doc["skipped"].append({"device": dev, "cases": [c.id for d, c in left if d == dev], "reason": reason})
+            log(f"stopping: {reason}; {len(left)} case(s) not run")
+            break
         if device not in backends:
             backends[device] = make_backend(device, cpu_budget, gpu_budget)
             bw = backends[device].bandwidth()

@@ -116,3 +116,13 @@ def test_progress_is_printed_as_work_happens(tmp_path):
     assert any(line.startswith("cpu: memory bandwidth") for line in lines)
     assert any(line.startswith("[1/1] cpu ") for line in lines)
     assert any(line.strip().startswith("scipy BSR: ") and "ms" in line for line in lines)  # each result as it lands
+
+
+def test_a_time_budget_stops_starting_cases_and_lists_the_rest(tmp_path):
+    suite = write_tiny_suite(tmp_path)
+    doc, _ = runner.run_suite(suite, out_dir=tmp_path / "o", cases_dir=tmp_path, cpu_budget=FAST, time_budget=0.0,
+                              implementations=lambda dev: ALL[:2], log=lambda m: None)
+    assert doc["cases"] == []  # no case starts once the budget is spent
+    (skipped,) = doc["skipped"]
+    assert len(skipped["cases"]) == 5 and "time budget of 0 s spent" in skipped["reason"]
+    assert doc["finished"] and doc["settings"]["time_budget_s"] == 0.0

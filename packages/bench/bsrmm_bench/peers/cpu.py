@@ -16,8 +16,8 @@ _BLAS_DTYPES = ("float32", "float64")  # numpy's BLAS, scipy's sparsetools and M
 
 # The dense peer materialises op(A): above these it is reported unavailable rather than thrashing
 # the machine (24 GB, 2 cores) or taking minutes per run.
-DENSE_BYTES_LIMIT = 2 << 30
-DENSE_FLOP_LIMIT = 2.0**37
+DENSE_BYTES_LIMIT = 512 << 20
+DENSE_FLOP_LIMIT = 2.0**35
 
 
 def _blas_dtype(case, who: str):
@@ -136,7 +136,7 @@ def _prepare_numpy(ops, backend, context) -> Prepared:
     itemsize = np.dtype(backend.numpy_dtype(case.dtype)).itemsize
     if case.m * case.k * itemsize > DENSE_BYTES_LIMIT or ops.dense_flops > DENSE_FLOP_LIMIT:
         raise Unavailable(f"dense op(A) would take {case.m * case.k * itemsize / 2**30:.1f} GiB and "
-                          f"{ops.dense_flops / 1e9:.0f} GFLOP per run (limits {DENSE_BYTES_LIMIT / 2**30:.0f} GiB, "
+                          f"{ops.dense_flops / 1e9:.0f} GFLOP per run (limits {DENSE_BYTES_LIMIT / 2**30:.1f} GiB, "
                           f"{DENSE_FLOP_LIMIT / 1e9:.0f} GFLOP)")
     dense = [backend.array(ops.dense_op_a(s.index, backend.numpy_dtype(case.dtype)), case.dtype) for s in ops.sets]
     b = context["b"]

@@ -42,6 +42,8 @@ class _Args(ctypes.Structure):
 
 
 _libs: dict = {}
+# Blocked-ELL pads every block row to the longest: beyond this the peer is reported unavailable.
+ELL_BYTES_LIMIT = 4 << 30
 
 
 def build_dir() -> Path:
@@ -164,6 +166,11 @@ def _prepare(fmt: int):
                           backend.array(np.ascontiguousarray(data), case.dtype)]
                 args.row_offsets, args.col_indices, args.values = (a.data_ptr() for a in arrays)
             else:
+                slots = int(np.diff(indptr).max(initial=1))
+                padded = case.m * slots * op_block[1] * np.dtype(data.dtype).itemsize
+                if padded > ELL_BYTES_LIMIT:  # skewed rows pad every row to the longest one
+                    raise Unavailable(f"Blocked-ELL padding to the longest row ({slots} blocks) would take "
+                                      f"{padded / 2**30:.1f} GiB (limit {ELL_BYTES_LIMIT >> 30} GiB)")
                 col_ind, values, ell_cols = blocked_ell(indptr, indices, data, case.m)
                 arrays = [torch.from_numpy(col_ind).to(backend.dev), backend.array(values, case.dtype)]
                 args.col_indices, args.values, args.ell_cols = arrays[0].data_ptr(), arrays[1].data_ptr(), ell_cols
