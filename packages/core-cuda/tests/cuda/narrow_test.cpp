@@ -73,7 +73,7 @@ TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
   BSRMM_REQUIRE_GPU();
   const bsrmm_dtype dtype = GetParam();
   for (int64_t n : {int64_t(1), int64_t(4), int64_t(16)}) {
-    Problem problem;  // dense rows of 300 blocks: many warp steps, the depth-ahead loads' tail
+    Problem problem;  // dense rows of 300 blocks: many warp steps, the loads-ahead buffers' tail
     problem.variant = narrow_name(dtype);
     problem.dtype = dtype;
     problem.block_height = 4;
@@ -85,6 +85,18 @@ TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
     problem.n = n;
     SCOPED_TRACE(problem.describe());
     run_and_check(problem);
+    if (HasFatalFailure()) return;
+    Problem weight = problem;  // few long slices of a large block: several warps a slice
+    weight.block_height = 64;
+    weight.block_width = 64;
+    weight.block_rows = 2;
+    weight.block_cols = 40;
+    weight.density = 0.6;
+    weight.empty_rows = false;
+    weight.beta = 0.25;
+    weight.bias = true;
+    SCOPED_TRACE(weight.describe());
+    run_and_check(weight);
     if (HasFatalFailure()) return;
   }
 }

@@ -16,13 +16,14 @@ inline int columns_per_warp(int64_t n) {
   return cols;
 }
 
-// The narrow kernel reads A once per 16 columns at memory speed, the tensor-core families once
-// per 64-256 columns at their tile's rate: at N <= 16 the narrow kernel moves the fewest bytes
-// (docs/perf-log.md entry 39). Blocks that no tensor-core family takes (a side not a multiple of
-// 16) would otherwise go to the generic kernel, whose 64 x 64 tile a small block fills poorly.
+// Below 8 columns no tensor-core family runs (their mma is 8 wide at least) and the narrow
+// kernel reads A once at memory speed; from 8 columns the sm90 row tiles' wgmma outruns its FMA
+// (8192^2, block 64, N = 8: 16 vs 48 us; docs/perf-log.md entry 39). Blocks that no tensor-core
+// family takes (a side not a multiple of 16) go to the narrow kernel at every N: the generic
+// kernel's 64 x 64 tile is what a 4 x 4 block fills 1/16 of.
 inline bool preferred(int32_t block_height, int32_t block_width, int64_t n) {
   const bool tensor_core_shape = block_height % 16 == 0 && block_width % 16 == 0;
-  return n <= kMaxCols || !tensor_core_shape;
+  return n < 8 || !tensor_core_shape;
 }
 
 }  // namespace bsrmm::cuda::narrow
