@@ -263,7 +263,7 @@ def view(obj: Any, argument: str, *, stream: Optional[int] = None) -> ArrayView:
     )
 
 
-def _scipy_sparse_format(obj: Any) -> Optional[str]:
+def scipy_sparse_format(obj: Any) -> Optional[str]:
     scipy_sparse = sys.modules.get("scipy.sparse")
     if scipy_sparse is not None and scipy_sparse.issparse(obj):
         return str(obj.format)
@@ -279,7 +279,7 @@ def input_view(
     library (numpy for array-likes on the host); an input on the wrong device is refused before
     anything is copied."""
     if array_kind(obj) is None:
-        fmt = _scipy_sparse_format(obj)
+        fmt = scipy_sparse_format(obj)
         if fmt is not None:
             raise UnsupportedError(
                 f"{argument} is a scipy.sparse {type(obj).__name__}; bsrmm multiplies by "

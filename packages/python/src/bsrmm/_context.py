@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 from . import _core, _streams
 from ._devices import Device, device_name, is_cuda, parse_device
 from ._errors import InvalidArgumentError, reworded
-from ._typing import DeviceLike
+from ._typing import DeviceLike, StreamLike
 
 _INT32_MAX = 2**31 - 1  # the ABI's thread count is an int32
 _F32_MODES = {"exact": _core.F32_EXACT, "tf32": _core.F32_TF32}
@@ -49,7 +49,7 @@ class Context:
         f32_mode: str = "exact",
         tuning: str = "auto",
         variant: Optional[str] = None,
-        stream: Any = None,
+        stream: Optional[StreamLike] = None,
     ) -> None:
         self._device: Device = parse_device(device)
         if (
@@ -117,7 +117,7 @@ class Context:
         return self._explicit_stream
 
     @stream.setter
-    def stream(self, stream: Any) -> None:
+    def stream(self, stream: Optional[StreamLike]) -> None:
         if not is_cuda(self._device):
             raise InvalidArgumentError(f"stream: a {self.device} context has no CUDA stream")
         self._explicit_stream = None if stream is None else _streams.stream_handle(stream)

@@ -56,7 +56,7 @@ def matmul(
     bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
-) -> DenseArray:
+) -> Any:  # the overloads above say which array type
     """``out = activation(alpha * op(A) @ B + beta * out + bias)``.
 
     A: a :class:`BsrMatrix` (or ``A.T``). B: 2-D (K, N), or 1-D (K,) for a vector result; numpy,
@@ -99,7 +99,7 @@ def tune(
     bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
-) -> DenseArray:
+) -> Any:  # the overloads above say which array type
     """:func:`matmul`, after measuring the eligible kernel variants on these very operands
     (whatever the context's tuning mode or forced variant; on the CPU, candidates that cannot
     win are skipped: the reference on all but tiny problems, thread counts past the point where

@@ -10,15 +10,28 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _arrays, _core, _dtypes
 from ._context import Context, default_context
 from ._devices import CPU, Device, device_name, is_cuda, parse_device, same_device
 from ._errors import CONSTRUCTION_WORDS, InvalidArgumentError, UnsupportedError, reworded
-from ._typing import ArrayInput, BlockSize, DeviceLike, DTypeLike
+from ._typing import (
+    ArrayInput,
+    ArrayT,
+    BlockSize,
+    DenseArray,
+    DeviceLike,
+    DTypeLike,
+    ScipySparse,
+    SupportsDLPack,
+)
+
+if TYPE_CHECKING:
+    from ._linear_operator import BsrLinearOperator
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
@@ -53,12 +66,16 @@ def _blocksize(blocksize: Any) -> Tuple[int, int]:
 
 
 def _threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise InvalidArgumentError(f"threshold must be a real number >= 0; got {value!r}")
+    message = f"threshold must be a real number >= 0 within the float64 range; got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(message)
     try:
-        return float(value)
+        threshold = float(value)
     except OverflowError:
-        raise InvalidArgumentError("threshold is outside the float64 range") from None
+        raise InvalidArgumentError(message) from None
+    if not threshold >= 0.0:  # NaN too
+        raise InvalidArgumentError(message)
+    return threshold
 
 
 def _pruned(
@@ -193,33 +210,39 @@ class _SparseManners:
             raise InvalidArgumentError(f"axes must be None or (1, 0) for a 2-D matrix; got {axes!r}")
         return self.T
 
-    def dot(self, other: ArrayInput) -> Any:
-        """``A @ other``."""
+    # A @ B returns B's array type (numpy for array-likes), as matmul does.
+    @overload
+    def __matmul__(self, other: ArrayT) -> ArrayT: ...
+    @overload
+    def __matmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
+    def __matmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
         from ._matmul import matmul
 
-        return matmul(self, other)
+        return matmul(cast("AnyBsr", self), other)
+
+    dot = __matmul__  # scipy's name for the product
 
     # scipy.sparse.linalg.aslinearoperator(A) builds its operator from these.
-    def matvec(self, x: ArrayInput) -> Any:
+    def matvec(self, x: ArrayInput) -> DenseArray:
         """``A @ x`` for a vector (shape (n,) or (n, 1))."""
-        return self.dot(x)
+        return self @ x
 
-    def rmatvec(self, x: ArrayInput) -> Any:
+    def rmatvec(self, x: ArrayInput) -> DenseArray:
         """``A.T @ x`` (the adjoint: the values are real)."""
-        return self.T.dot(x)
+        return self.T @ x
 
-    def matmat(self, x: ArrayInput) -> Any:
-        return self.dot(x)
+    def matmat(self, x: ArrayInput) -> DenseArray:
+        return self @ x
 
-    def rmatmat(self, x: ArrayInput) -> Any:
-        return self.T.dot(x)
+    def rmatmat(self, x: ArrayInput) -> DenseArray:
+        return self.T @ x
 
-    def aslinearoperator(self) -> Any:
+    def aslinearoperator(self) -> "BsrLinearOperator":
         """A ``scipy.sparse.linalg.LinearOperator`` that multiplies whole blocks of vectors in
         one call (``scipy.sparse.linalg.aslinearoperator(A)`` works too, one vector a call)."""
         from ._linear_operator import BsrLinearOperator
 
-        return BsrLinearOperator(self)
+        return BsrLinearOperator(cast("AnyBsr", self))
 
 
 class BsrMatrix(_SparseManners):
@@ -252,13 +275,13 @@ class BsrMatrix(_SparseManners):
     @classmethod
     def from_arrays(
         cls,
-        indptr: Any,
-        indices: Any,
-        data: Any,
+        indptr: ArrayInput,
+        indices: ArrayInput,
+        data: ArrayInput,
         shape: Tuple[int, int],
         *,
         sort_indices: bool = False,
-        device: Any = "cpu",
+        device: DeviceLike = "cpu",
     ) -> "BsrMatrix":
         """From the three BSR arrays (the scipy / torch convention): ``indptr`` (block rows + 1),
         ``indices`` (block column of each block, sorted and unique within a row unless
@@ -352,42 +375,46 @@ class BsrMatrix(_SparseManners):
 
     @classmethod
     def from_scipy(
-        cls, matrix: Any, *, blocksize: Optional[BlockSize] = None, device: DeviceLike = "cpu"
+        cls, matrix: ScipySparse, *, blocksize: Optional[BlockSize] = None,
+        device: DeviceLike = "cpu",
     ) -> "BsrMatrix":
         """From a ``scipy.sparse`` array or matrix (its arrays are copied). BSR keeps its own
         blocks unless ``blocksize`` asks for others; any other format (CSR, CSC, COO, ...) is
         converted to blocks of ``blocksize``, which it then needs. scipy allows unsorted and
         duplicate entries (duplicates add up); such a matrix is brought to scipy's canonical
         form on a copy first, so the result means what scipy means."""
-        fmt = _arrays._scipy_sparse_format(matrix)
+        fmt = _arrays.scipy_sparse_format(matrix)
         if fmt is None:
             raise UnsupportedError(
                 f"from_scipy expects a scipy.sparse array or matrix; got {type(matrix).__name__}"
                 " (from_dense takes dense arrays)"
             )
+        sparse: Any = matrix  # scipy ships no types: its attributes go unchecked from here
         wanted = None if blocksize is None else _blocksize(blocksize)
-        if fmt != "bsr" or (wanted is not None and wanted != tuple(matrix.blocksize)):
+        if fmt != "bsr" or (wanted is not None and wanted != tuple(sparse.blocksize)):
             if wanted is None:
                 raise InvalidArgumentError(
                     f"from_scipy needs blocksize=(height, width) to group a {fmt} matrix into "
                     "blocks (only BSR matrices have their own)"
                 )
-            rows, cols = matrix.shape
+            rows, cols = sparse.shape
             if rows % wanted[0] or cols % wanted[1]:
                 raise InvalidArgumentError(
-                    f"shape {matrix.shape} is not a whole number of {wanted[0]}x{wanted[1]} "
+                    f"shape {sparse.shape} is not a whole number of {wanted[0]}x{wanted[1]} "
                     f"blocks (blocksize={blocksize!r})"
                 )
-            matrix = matrix.tobsr(blocksize=wanted)
-        if not matrix.has_canonical_format:
-            matrix = matrix.copy()
-            matrix.sum_duplicates()
+            sparse = sparse.tobsr(blocksize=wanted)
+        if not sparse.has_canonical_format:
+            sparse = sparse.copy()
+            sparse.sum_duplicates()
         return cls.from_arrays(
-            matrix.indptr, matrix.indices, matrix.data, matrix.shape, device=device
+            sparse.indptr, sparse.indices, sparse.data, sparse.shape, device=device
         )
 
     @classmethod
-    def from_torch(cls, tensor: Any, *, device: Any = None) -> "BsrMatrix":
+    def from_torch(
+        cls, tensor: SupportsDLPack, *, device: Optional[DeviceLike] = None
+    ) -> "BsrMatrix":
         """From a ``torch.sparse_bsr`` tensor on any device; the matrix lands on ``device``
         (default: the tensor's device)."""
         torch = sys.modules.get("torch")
@@ -421,7 +448,7 @@ class BsrMatrix(_SparseManners):
 
     # ---- conversion ----
 
-    def to(self, device: Any) -> "BsrMatrix":
+    def to(self, device: DeviceLike) -> "BsrMatrix":
         """This matrix on ``device`` (itself when already there: matrices are immutable)."""
         target = parse_device(device)
         if same_device(target, self._device):
@@ -565,12 +592,11 @@ class BsrMatrix(_SparseManners):
         """A lazy transpose: nothing is copied; products run with transpose_a=True."""
         return TransposedBsrMatrix(self)
 
-    def __matmul__(self, other: ArrayInput) -> Any:
-        from ._matmul import matmul
-
-        return matmul(self, other)
-
-    def __rmatmul__(self, other: ArrayInput) -> Any:
+    @overload
+    def __rmatmul__(self, other: ArrayT) -> ArrayT: ...
+    @overload
+    def __rmatmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
+    def __rmatmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
         from ._matmul import dense_matmul
 
         return dense_matmul(other, self, transpose=False)
@@ -640,12 +666,11 @@ class TransposedBsrMatrix(_SparseManners):
     def astype(self, dtype: DTypeLike) -> "TransposedBsrMatrix":
         return self._base.astype(dtype).T
 
-    def __matmul__(self, other: ArrayInput) -> Any:
-        from ._matmul import matmul
-
-        return matmul(self, other)
-
-    def __rmatmul__(self, other: ArrayInput) -> Any:
+    @overload
+    def __rmatmul__(self, other: ArrayT) -> ArrayT: ...
+    @overload
+    def __rmatmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
+    def __rmatmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
         from ._matmul import dense_matmul
 
         return dense_matmul(other, self._base, transpose=True)

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from . import _arrays
 from ._errors import InvalidArgumentError
+from ._typing import StreamLike
 
 
 def current_stream(obj: Any) -> Optional[int]:
@@ -34,7 +35,7 @@ def current_stream(obj: Any) -> Optional[int]:
     return None
 
 
-def stream_handle(stream: Any) -> int:
+def stream_handle(stream: StreamLike) -> int:
     """A stream given by the user: an int ``cudaStream_t``, a ``torch.cuda.Stream``, a cupy
     ``Stream``, or any object with the ``__cuda_stream__`` protocol."""
     if hasattr(stream, "__cuda_stream__"):

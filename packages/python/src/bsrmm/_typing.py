@@ -35,6 +35,39 @@ class TorchDeviceLike(Protocol):
     def index(self) -> Optional[int]: ...
 
 
+class ScipySparse(Protocol):
+    """A ``scipy.sparse`` array or matrix (scipy ships no types: what from_scipy reads)."""
+
+    @property
+    def format(self) -> str: ...
+
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+
+
+class SupportsCudaStream(Protocol):
+    """A stream object of the ``__cuda_stream__`` protocol (cuda.core, numba, ...)."""
+
+    def __cuda_stream__(self) -> Tuple[int, int]: ...
+
+
+class TorchStreamLike(Protocol):
+    """A ``torch.cuda.Stream``."""
+
+    @property
+    def cuda_stream(self) -> int: ...
+
+
+class CupyStreamLike(Protocol):
+    """A ``cupy.cuda.Stream``."""
+
+    @property
+    def ptr(self) -> int: ...
+
+
+StreamLike = Union[int, SupportsCudaStream, TorchStreamLike, CupyStreamLike]
+"""A ``cudaStream_t`` handle (int) or a stream object of torch, cupy or ``__cuda_stream__``."""
+
 DenseArray = Union[np.ndarray, SupportsDLPack, SupportsCudaArrayInterface]
 """An array bsrmm reads or writes where it lies."""
 
