@@ -34,6 +34,8 @@ class Operands:
     sets: list[OperandSet] = field(default_factory=list)
     # float64 dense op(A) per set, built once: the reference and the dense peers all need it.
     _dense64: dict = field(default_factory=dict, repr=False)
+    # op(A) as BSR arrays per (set, dtype), built once: every GPU peer starts from them.
+    _op_bsr: dict = field(default_factory=dict, repr=False)
 
     @property
     def nnzb(self) -> int:
@@ -60,6 +62,20 @@ class Operands:
         """Stored A (not transposed) as a scipy BSR array of the given dtype."""
         data = self.sets[set_index].data.astype(dtype)
         return sp.bsr_array((data, self.pattern.indices, self.pattern.indptr), shape=self.case.stored_shape)
+
+    def op_bsr(self, set_index: int = 0, dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """op(A) as BSR arrays (indptr, indices, data; indices sorted in each block row): the
+        pattern's own arrays, or scipy's transpose for transpose_a. Cached per (set, dtype)."""
+        key = (set_index, np.dtype(dtype).str)
+        if key not in self._op_bsr:
+            data = self.sets[set_index].data.astype(dtype)
+            if self.case.transpose_a:
+                a = self.scipy_a(set_index, dtype).T.tobsr(blocksize=(self.case.block[1], self.case.block[0]))
+                a.sort_indices()
+                self._op_bsr[key] = (a.indptr, a.indices, a.data)
+            else:
+                self._op_bsr[key] = (self.pattern.indptr, self.pattern.indices, data)
+        return self._op_bsr[key]
 
     def dense_op_a(self, set_index: int = 0, dtype=np.float64, rows: np.ndarray | None = None) -> np.ndarray:
         """op(A) as a dense array (only `rows` of it when given)."""
@@ -92,8 +108,9 @@ class Operands:
         return out
 
     def release(self) -> None:
-        """Drops the cached dense copies (a case's operands can be large)."""
+        """Drops the cached dense copies and BSR arrays (a case's operands can be large)."""
         self._dense64.clear()
+        self._op_bsr.clear()
 
 
 def build(case: Case, sets: int = 1, b_cache: dict | None = None) -> Operands:
@@ -182,10 +199,23 @@ def reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray
 
 
 def sparse_reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray:
-    """float64 op(A)[rows] @ B with op(A)'s rows kept sparse (scipy CSR, float64 sums)."""
-    a = ops.scipy_a(set_index, np.float64)
-    a_rows = (a.T if ops.case.transpose_a else a).tocsr()[rows]
-    return np.asarray(a_rows @ ops.sets[set_index].b.astype(np.float64))
+    """float64 op(A)[rows] @ B with op(A)'s rows kept sparse (scipy CSR, float64 sums). Without a
+    transpose only the block rows that hold `rows` are expanded (a 2^20-row stencil has ~10^8
+    stored values; the check needs a few thousand rows of them)."""
+    case, pattern = ops.case, ops.pattern
+    b = ops.sets[set_index].b.astype(np.float64)
+    if case.transpose_a:
+        a = ops.scipy_a(set_index, np.float64)
+        return np.asarray(a.T.tocsr()[rows] @ b)
+    bh = case.block[0]
+    block_rows = np.unique(rows // bh)
+    starts, ends = pattern.indptr[block_rows], pattern.indptr[block_rows + 1]
+    picked = np.concatenate([np.arange(s0, s1) for s0, s1 in zip(starts, ends)] + [np.zeros(0, dtype=np.int64)])
+    indptr = np.concatenate([[0], np.cumsum(ends - starts)])
+    data = ops.sets[set_index].data[picked].astype(np.float64)
+    sub = sp.bsr_array((data, pattern.indices[picked], indptr), shape=(block_rows.size * bh, case.k)).tocsr()
+    local = np.searchsorted(block_rows, rows // bh) * bh + rows % bh
+    return np.asarray(sub @ b)[local]
 
 
 def relative_error(out_rows: np.ndarray, ref_rows: np.ndarray) -> float:

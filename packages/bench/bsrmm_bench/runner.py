@@ -35,7 +35,8 @@ def cuda_status() -> str | None:
     try:
         import torch
     except Exception as e:
-        return f"torch is not importable ({type(e).__name__}: {e}); GPU peers and timing need it"
+        return (f"torch is not importable ({type(e).__name__}: {e}); GPU timing and peers need it (the bootstrap "
+                f"installs it where nvidia-smi lists a GPU: tools/toolchain/requirements/python-gpu-host.txt)")
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
     return None

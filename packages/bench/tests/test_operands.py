@@ -110,3 +110,14 @@ def test_op_bsr_arrays_given_to_gpu_peers_are_op_a(transpose):
         assert np.all(np.diff(indices[indptr[r]:indptr[r + 1]]) > 0)
     rebuilt = sp.bsr_array((data, indices, indptr), shape=(case.m, case.k)).toarray()
     assert np.array_equal(rebuilt, ops.dense_op_a(0))
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_sparse_reference_matches_the_dense_one(transpose_a):
+    case = cases.make_case(cases._merge(cases._DEFAULTS, {
+        "m": 96, "k": 64, "n": 5, "block": [8, 16] if not transpose_a else [16, 8], "dtype": "float32",
+        "transpose_a": transpose_a, "pattern": {"kind": "power_law", "alpha": 1, "density": 0.3}}))
+    ops = operands.build(case)
+    rows = np.array([0, 1, 17, 40, 41, 95])
+    dense = ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
+    np.testing.assert_allclose(operands.sparse_reference(ops, rows), dense, rtol=1e-12, atol=1e-12)

@@ -17,12 +17,8 @@ def set_f32_mode(torch, precision: str) -> None:
 
 
 def _op_bsr_arrays(ops, set_index: int):
-    """op(A) as BSR arrays (indptr, indices, data): transposed through scipy when asked."""
-    a = ops.scipy_a(set_index, np.float64 if ops.case.dtype == "float64" else np.float32)
-    if ops.case.transpose_a:
-        a = a.T.tobsr(blocksize=(ops.case.block[1], ops.case.block[0]))
-    a.sort_indices()
-    return a.indptr, a.indices, a.data
+    """op(A) as BSR arrays (indptr, indices, data), built once per case for every peer."""
+    return ops.op_bsr(set_index, np.float64 if ops.case.dtype == "float64" else np.float32)
 
 
 def torch_bsr(ops, backend, set_index: int):
