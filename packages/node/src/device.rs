@@ -7,13 +7,16 @@ use bsrmm::{Context, Device};
 
 use crate::error::{invalid, IntoNapi};
 
+/// "cpu", "cuda:<n>", or "cuda" for CUDA device 0 (as Python and PyTorch read it).
 pub fn parse(name: &str) -> napi::Result<Device> {
-    if name == "cpu" {
-        return Ok(Device::Cpu);
+    match name {
+        "cpu" => return Ok(Device::Cpu),
+        "cuda" => return Ok(Device::Cuda(0)),
+        _ => {}
     }
     match name.strip_prefix("cuda:").map(str::parse::<u32>) {
         Some(Ok(ordinal)) => Ok(Device::Cuda(ordinal)),
-        _ => Err(invalid(format!("device {name:?}: expected \"cpu\" or \"cuda:<n>\""))),
+        _ => Err(invalid(format!("device {name:?}: expected \"cpu\", \"cuda\" or \"cuda:<n>\""))),
     }
 }
 

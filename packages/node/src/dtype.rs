@@ -4,7 +4,7 @@
 use bsrmm::{bf16, f16, DType, Element};
 use napi::bindgen_prelude::{Either3, Float32Array, Float64Array, Uint16Array};
 
-use crate::error::invalid;
+use crate::error::{invalid, IntoNapi};
 
 /// Runs `$body` with the type alias `$t` set to the element type of `$dtype` (a `DType`).
 macro_rules! with_dtype {
@@ -49,9 +49,17 @@ pub fn to_vec<T: Element>(what: &str, bytes: &[u8]) -> napi::Result<Vec<T>> {
     if bytes.len() % size != 0 {
         return Err(invalid(format!("{what}: {} bytes is not a whole number of {}-byte elements", bytes.len(), size)));
     }
-    let mut out = vec![T::default(); bytes.len() / size];
+    let mut out = bsrmm::try_filled(bytes.len() / size, T::default(), what).napi()?;
     // SAFETY: `out` holds exactly bytes.len() bytes; T is plain old data (f32, f64, f16, bf16).
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
+    Ok(out)
+}
+
+/// A copy of a JS buffer's bytes, allocated fallibly (a buffer JS could hold may still not fit
+/// twice).
+pub fn copy_bytes(what: &str, bytes: &[u8]) -> napi::Result<Vec<u8>> {
+    let mut out = bsrmm::try_filled(bytes.len(), 0u8, what).napi()?;
+    out.copy_from_slice(bytes);
     Ok(out)
 }
 

@@ -1,6 +1,6 @@
 //! `NativeBsrMatrix`: an owned bsrmm matrix of any dtype, on any device, held by a JS object.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DenseRef, Device, Layout};
 use napi::bindgen_prelude::{Int32Array, Uint8Array};
@@ -83,10 +83,43 @@ pub struct NativeBsrParts {
     pub values: JsArray,
 }
 
+/// What never changes about a matrix, readable after `dispose()`.
+struct Info {
+    rows: usize,
+    cols: usize,
+    block_shape: (usize, usize),
+    nnzb: usize,
+    dtype: &'static str,
+    device: Device,
+}
+
 /// A validated BSR matrix owned by the core (see the `BsrMatrix` TypeScript class).
 #[napi]
 pub struct NativeBsrMatrix {
-    pub(crate) inner: Arc<AnyMatrix>,
+    info: Info,
+    /// `None` once disposed. Multiplies in flight hold their own `Arc`: disposing frees the
+    /// matrix when the last of them settles.
+    matrix: Mutex<Option<Arc<AnyMatrix>>>,
+}
+
+impl NativeBsrMatrix {
+    fn new(matrix: AnyMatrix) -> Self {
+        let info = with_matrix!(&matrix, |m| Info {
+            rows: m.rows(),
+            cols: m.cols(),
+            block_shape: m.block_shape(),
+            nnzb: m.nnzb(),
+            dtype: m.dtype().name(),
+            device: m.device(),
+        });
+        NativeBsrMatrix { info, matrix: Mutex::new(Some(Arc::new(matrix))) }
+    }
+
+    /// The matrix, unless disposed.
+    pub(crate) fn matrix(&self) -> napi::Result<Arc<AnyMatrix>> {
+        let matrix = self.matrix.lock().unwrap_or_else(|p| p.into_inner());
+        matrix.clone().ok_or_else(|| invalid("A: the matrix was disposed (dispose() freed its memory)"))
+    }
 }
 
 #[napi]
@@ -116,7 +149,7 @@ impl NativeBsrMatrix {
             let m = BsrMatrix::from_bsr(&host, rows, cols, block, &row_ptr, &col_idx, &values, options).napi()?;
             T::into_any(place(m, device)?)
         });
-        Ok(NativeBsrMatrix { inner: Arc::new(inner) })
+        Ok(NativeBsrMatrix::new(inner))
     }
 
     /// Keeps every block of a dense host matrix that holds a non-zero.
@@ -142,56 +175,69 @@ impl NativeBsrMatrix {
             let view = DenseRef::packed(&data, rows, cols, layout).napi()?;
             T::into_any(place(BsrMatrix::from_dense(&host, view, block).napi()?, device)?)
         });
-        Ok(NativeBsrMatrix { inner: Arc::new(inner) })
+        Ok(NativeBsrMatrix::new(inner))
     }
 
     #[napi(getter)]
     pub fn rows(&self) -> f64 {
-        with_matrix!(&*self.inner, |m| m.rows() as f64)
+        self.info.rows as f64
     }
 
     #[napi(getter)]
     pub fn cols(&self) -> f64 {
-        with_matrix!(&*self.inner, |m| m.cols() as f64)
+        self.info.cols as f64
     }
 
     #[napi(getter)]
     pub fn block_height(&self) -> f64 {
-        with_matrix!(&*self.inner, |m| m.block_shape().0 as f64)
+        self.info.block_shape.0 as f64
     }
 
     #[napi(getter)]
     pub fn block_width(&self) -> f64 {
-        with_matrix!(&*self.inner, |m| m.block_shape().1 as f64)
+        self.info.block_shape.1 as f64
     }
 
     /// Stored blocks.
     #[napi(getter)]
     pub fn nnzb(&self) -> f64 {
-        with_matrix!(&*self.inner, |m| m.nnzb() as f64)
+        self.info.nnzb as f64
     }
 
     #[napi(getter)]
     pub fn dtype(&self) -> String {
-        with_matrix!(&*self.inner, |m| m.dtype().name().to_owned())
+        self.info.dtype.to_owned()
     }
 
     #[napi(getter)]
     pub fn device(&self) -> String {
-        with_matrix!(&*self.inner, |m| m.device().to_string())
+        self.info.device.to_string()
+    }
+
+    /// Frees the matrix (device memory included) once no multiply in flight uses it, instead
+    /// of when JS collects it. Disposing twice is a no-op.
+    #[napi]
+    pub fn dispose(&self) {
+        self.matrix.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Whether `dispose()` has been called.
+    #[napi(getter)]
+    pub fn disposed(&self) -> bool {
+        self.matrix.lock().unwrap_or_else(|p| p.into_inner()).is_none()
     }
 
     /// The matrix as a dense host array in `layout` order.
     #[napi(ts_return_type = "Float32Array | Float64Array | Uint16Array")]
     pub fn to_dense(&self, layout: String) -> napi::Result<JsArray> {
         let layout = parse_layout(&layout)?;
-        Ok(with_matrix!(&*self.inner, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())
+        Ok(with_matrix!(&*self.matrix()?, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())
     }
 
     /// The three BSR arrays, copied to the host.
     #[napi]
     pub fn export(&self) -> napi::Result<NativeBsrParts> {
-        with_matrix!(&*self.inner, |m| {
+        with_matrix!(&*self.matrix()?, |m| {
             let parts = m.export::<i32>().napi()?;
             Ok(NativeBsrParts {
                 row_ptr: Int32Array::new(parts.row_ptr),

@@ -9,13 +9,13 @@
 
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use bsrmm::{bf16, f16, DType, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout};
+use bsrmm::{bf16, f16, DType, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout, Status};
 use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
 use crate::device;
 use crate::dtype::{self, with_dtype, JsArray, JsElement};
-use crate::error::{invalid, IntoNapi};
+use crate::error::{invalid, to_napi, IntoNapi};
 use crate::matrix::{parse_layout, size};
 
 /// A tensor's elements: a host vector, or a CUDA allocation.
@@ -86,7 +86,11 @@ impl<T: Element> Storage<T> {
 
     fn to_vec(&self) -> bsrmm::Result<Vec<T>> {
         match self {
-            Storage::Host(values) => Ok(values.clone()),
+            Storage::Host(values) => {
+                let mut copy = bsrmm::try_filled(values.len(), T::default(), "toArray()")?;
+                copy.copy_from_slice(values);
+                Ok(copy)
+            }
             Storage::Device(buffer) => buffer.to_vec(),
         }
     }
@@ -137,7 +141,8 @@ struct Claims {
 
 pub struct TensorInner {
     pub shape: TensorShape,
-    data: RwLock<AnyStorage>,
+    /// `None` once disposed: the memory is freed, the shape stays for messages.
+    data: RwLock<Option<AnyStorage>>,
     claims: Mutex<Claims>,
 }
 
@@ -147,15 +152,30 @@ impl TensorInner {
         self.claims.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The elements, for a holder of a read claim (or the JS thread with no writer in flight).
-    pub fn read(&self) -> RwLockReadGuard<'_, AnyStorage> {
+    /// The elements, for a holder of a read claim (or the JS thread with no writer in flight);
+    /// see [`present`].
+    pub fn read(&self) -> RwLockReadGuard<'_, Option<AnyStorage>> {
         self.data.read().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The elements, for the holder of the write claim.
-    pub fn write(&self) -> RwLockWriteGuard<'_, AnyStorage> {
+    pub fn write(&self) -> RwLockWriteGuard<'_, Option<AnyStorage>> {
         self.data.write().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The storage of a tensor that has not been disposed (`what` names it in the error).
+pub fn present<'a>(data: &'a Option<AnyStorage>, what: &str) -> napi::Result<&'a AnyStorage> {
+    data.as_ref().ok_or_else(|| disposed(what))
+}
+
+/// [`present`], writable.
+pub fn present_mut<'a>(data: &'a mut Option<AnyStorage>, what: &str) -> napi::Result<&'a mut AnyStorage> {
+    data.as_mut().ok_or_else(|| disposed(what))
+}
+
+fn disposed(what: &str) -> napi::Error {
+    invalid(format!("{what}: the tensor was disposed (dispose() freed its memory)"))
 }
 
 /// A multiply's hold on one tensor, released when dropped (when the multiply has settled).
@@ -220,30 +240,59 @@ fn shape(rows: i64, cols: i64, layout: &str, dtype: &str, device: &str) -> napi:
     })
 }
 
+/// The element count of a tensor of `shape`, or OUT_OF_MEMORY naming the shape when its bytes
+/// overflow (a count that wraps would make a tensor that holds nothing).
 fn elements(shape: &TensorShape) -> napi::Result<usize> {
     shape
         .rows
         .checked_mul(shape.cols)
-        .ok_or_else(|| invalid(format!("a {}x{} tensor has more elements than memory can hold", shape.rows, shape.cols)))
+        .filter(|n| n.checked_mul(shape.dtype.size()).is_some_and(|bytes| bytes <= isize::MAX as usize))
+        .ok_or_else(|| {
+            to_napi(bsrmm::Error::new(
+                Status::OutOfMemory,
+                format!(
+                    "a {}x{} {} tensor (rows x cols) has more bytes than an address space holds",
+                    shape.rows,
+                    shape.cols,
+                    shape.dtype.name()
+                ),
+            ))
+        })
+}
+
+/// What a new tensor holds.
+enum Init<'a> {
+    /// These raw bytes (e.g. the existing C).
+    Bytes(&'a [u8]),
+    Zeros,
+    /// Unset: whatever the device allocation held, NaN on the host (a multiply with beta = 0
+    /// writes every element; NaN shows one it missed).
+    Unset,
 }
 
 impl NativeTensor {
     fn wrap(shape: TensorShape, storage: AnyStorage) -> Self {
-        NativeTensor { inner: Arc::new(TensorInner { shape, data: RwLock::new(storage), claims: Mutex::default() }) }
+        NativeTensor { inner: Arc::new(TensorInner { shape, data: RwLock::new(Some(storage)), claims: Mutex::default() }) }
     }
 
-    /// A fresh tensor for a multiply's result: `init` (raw bytes, e.g. the existing C) or, when
-    /// none, left unset on the device (the multiply writes every element) and NaN on the host.
-    pub fn allocate(shape: TensorShape, init: Option<&[u8]>) -> napi::Result<Self> {
+    /// A fresh tensor of `shape` holding `init`. Every size is checked and every allocation
+    /// fallible: a tensor that does not fit is OUT_OF_MEMORY, never an abort.
+    fn allocate(shape: TensorShape, init: Init<'_>) -> napi::Result<Self> {
         let len = elements(&shape)?;
         if shape.device != Device::Cpu {
             device::context(shape.device)?; // NO_DEVICE before any allocation
         }
+        let what = format!("a {}x{} {} tensor", shape.rows, shape.cols, shape.dtype.name());
         let storage = with_dtype!(shape.dtype, |T| {
-            let storage = match init {
-                Some(bytes) => Storage::new(dtype::to_vec::<T>("values", bytes)?, shape.device).napi()?,
-                None if shape.device == Device::Cpu => Storage::Host(vec![T::from_f64(f64::NAN); len]),
-                None => Storage::Device(DeviceBuffer::new(shape.device, len).napi()?),
+            let storage = match (init, shape.device) {
+                (Init::Bytes(bytes), device) => Storage::new(dtype::to_vec::<T>(&what, bytes)?, device).napi()?,
+                (Init::Zeros, Device::Cpu) => Storage::Host(bsrmm::try_filled(len, T::default(), &what).napi()?),
+                (Init::Unset, Device::Cpu) => Storage::Host(bsrmm::try_filled(len, T::from_f64(f64::NAN), &what).napi()?),
+                (Init::Zeros, device) => {
+                    let zeros = bsrmm::try_filled(len, T::default(), &what).napi()?;
+                    Storage::new(zeros, device).napi()?
+                }
+                (Init::Unset, device) => Storage::Device(DeviceBuffer::new(device, len).napi()?),
             };
             T::wrap_storage(storage)
         });
@@ -259,6 +308,7 @@ impl NativeTensor {
         let shape = shape(rows, cols, &layout, &dtype, &device)?;
         let len = elements(&shape)?;
         let size = shape.dtype.size();
+        // len * size cannot overflow: elements() checked the byte count.
         if values.len() != len * size {
             return Err(invalid(format!(
                 "values: {} bytes, a {}x{} {} tensor needs {}",
@@ -269,18 +319,14 @@ impl NativeTensor {
                 len * size
             )));
         }
-        NativeTensor::allocate(shape, Some(&values))
+        NativeTensor::allocate(shape, Init::Bytes(&values))
     }
 
     /// `rows x cols` zeros (`zeroed`) or unset elements (NaN on the host).
     #[napi(factory)]
     pub fn allocate_new(rows: i64, cols: i64, layout: String, dtype: String, device: String, zeroed: bool) -> napi::Result<Self> {
         let shape = shape(rows, cols, &layout, &dtype, &device)?;
-        if !zeroed {
-            return NativeTensor::allocate(shape, None);
-        }
-        let zeros = vec![0u8; elements(&shape)? * shape.dtype.size()];
-        NativeTensor::allocate(shape, Some(&zeros))
+        NativeTensor::allocate(shape, if zeroed { Init::Zeros } else { Init::Unset })
     }
 
     #[napi(getter)]
@@ -319,6 +365,23 @@ impl NativeTensor {
         // Only a reader: refused while an async multiply writes the tensor.
         let claim = Claim::read(&self.inner, "toArray()")?;
         let data = claim.tensor.read();
-        Ok(with_storage!(&*data, |s| JsElement::wrap(s.to_vec().napi()?)).into_js())
+        Ok(with_storage!(present(&data, "toArray()")?, |s| JsElement::wrap(s.to_vec().napi()?)).into_js())
+    }
+
+    /// Frees the elements now (device memory included) instead of when JS collects the tensor;
+    /// refused while a multiply in flight uses it. Disposing twice is a no-op.
+    #[napi]
+    pub fn dispose(&self) -> napi::Result<()> {
+        let claim = Claim::write(&self.inner, "dispose()")?;
+        // Dropping a device buffer frees it after the work queued on the device (cudaFree
+        // waits), so a matmulSync still running on the GPU finishes first.
+        claim.tensor.write().take();
+        Ok(())
+    }
+
+    /// Whether `dispose()` has freed the tensor.
+    #[napi(getter)]
+    pub fn disposed(&self) -> bool {
+        self.inner.read().is_none()
     }
 }

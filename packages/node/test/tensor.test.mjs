@@ -182,7 +182,7 @@ test("tensor errors name the argument and the rule, mostly before the native cal
   reject(() => Tensor.from(new Float32Array(5), { rows: 2, cols: 3 }), INVALID, /data has 5 elements, a 2x3 tensor needs 6/);
   reject(() => Tensor.from(new Float64Array(6), { rows: 2, cols: 3, dtype: "f32" }), INVALID, /data must be a Float32Array for dtype f32/);
   reject(() => Tensor.from(new Uint16Array(6), { rows: 2, cols: 3 }), INVALID, /dtype is required/);
-  reject(() => Tensor.from([1, 2], { rows: 1, cols: 2 }), INVALID, /dtype is required/);
+  reject(() => Tensor.from([1, 2], { rows: 1, cols: 2 }), INVALID, /data is a plain Array of length 2/);
   reject(() => Tensor.zeros({ rows: -1, cols: 2 }), INVALID, /rows = -1 must be a non-negative integer/);
   reject(() => Tensor.zeros({ rows: 1, cols: 2, layout: "diagonal" }), INVALID, /layout = "diagonal"/);
   reject(() => Tensor.zeros({ rows: 1, cols: 2, dtype: "f8" }), INVALID, /dtype = "f8"/);

@@ -2,7 +2,7 @@
 //   f32 -> Float32Array, f64 -> Float64Array,
 //   f16 -> Uint16Array (IEEE half bits) or Float16Array where the runtime has it,
 //   bf16 -> Uint16Array (bfloat16 bits).
-import { invalid, unsupported } from "./errors.js";
+import { invalid, unsupported, type BsrmmError } from "./errors.js";
 
 export type DType = "f32" | "f64" | "f16" | "bf16";
 
@@ -13,6 +13,17 @@ interface Float16ArrayLike extends ArrayBufferView {
 }
 
 export type DenseArray = Float32Array | Float64Array | Uint16Array | Float16ArrayLike;
+
+/**
+ * The array each dtype's results come back in: f32 -> Float32Array, f64 -> Float64Array, f16 ->
+ * Float16Array where the runtime has one (else Uint16Array of half bits), bf16 -> Uint16Array.
+ */
+export interface ArrayOf {
+  f32: Float32Array;
+  f64: Float64Array;
+  f16: Float16ArrayLike | Uint16Array;
+  bf16: Uint16Array;
+}
 
 const float16Ctor = (globalThis as { Float16Array?: new (buffer: ArrayBufferLike, offset: number, length: number) => Float16ArrayLike })
   .Float16Array;
@@ -45,8 +56,21 @@ function holds(array: unknown, dtype: DType): boolean {
   );
 }
 
+/** A plain JS array where a TypedArray is needed: an error that says which array to pass. */
+function plainArray(value: unknown[], what: string, dtype: DType | undefined): BsrmmError {
+  const wanted = {
+    f32: "new Float32Array(array)",
+    f64: "new Float64Array(array)",
+    f16: "a Uint16Array of half bits or a Float16Array",
+    bf16: "a Uint16Array of bfloat16 bits",
+  }[dtype ?? "f32"];
+  const also = dtype === undefined ? ", or new Float64Array(array) for f64" : "";
+  return invalid(`${what} is a plain Array of length ${value.length}: bsrmm takes TypedArrays (${wanted}${also})`);
+}
+
 /** An explicit `dtype` (checked), or the one `values`' array type implies (f32, f64, Float16Array). */
 export function resolveDType(values: unknown, dtype: unknown, what: string): DType {
+  if (Array.isArray(values)) throw plainArray(values, what, dtype === undefined ? undefined : checkDType(dtype));
   if (dtype !== undefined) return checkDType(dtype);
   const implied = impliedDType(values);
   if (implied === undefined) {
@@ -57,6 +81,7 @@ export function resolveDType(values: unknown, dtype: unknown, what: string): DTy
 
 /** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
 export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
+  if (Array.isArray(array)) throw plainArray(array, what, dtype);
   if (!holds(array, dtype)) {
     const expected = {
       f32: "a Float32Array",
@@ -95,7 +120,7 @@ export function bytes(array: ArrayBufferView): Uint8Array {
 }
 
 /** A result from the addon in the public form: f16 as a Float16Array where the runtime has one. */
-export function toPublic(array: Float32Array | Float64Array | Uint16Array, dtype: DType): DenseArray {
-  if (dtype === "f16" && float16Ctor !== undefined) return new float16Ctor(array.buffer, array.byteOffset, array.length);
-  return array;
+export function toPublic<D extends DType>(array: Float32Array | Float64Array | Uint16Array, dtype: D): ArrayOf[D] {
+  if (dtype === "f16" && float16Ctor !== undefined) return new float16Ctor(array.buffer, array.byteOffset, array.length) as ArrayOf[D];
+  return array as ArrayOf[D];
 }

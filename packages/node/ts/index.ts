@@ -7,7 +7,7 @@
 import native from "./native.js";
 
 export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
-export { DTYPES, type DType, type DenseArray } from "./dtype.js";
+export { DTYPES, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 export { BsrMatrix, type BsrArrays, type BsrParts, type FromDenseOptions } from "./matrix.js";
 export { matmul, matmulSync, synchronize, type Activation, type ArrayMatmulOptions, type Dense, type MatmulOptions } from "./matmul.js";
 export { Tensor, type TensorOptions } from "./tensor.js";

@@ -6,7 +6,7 @@
 //            and returns a Tensor (options.out, or a new one); host arrays given alongside
 //            (B, c, bias) are copied into tensors on A's device first.
 import native, { type NativeEpilogue, type NativeMatmulOptions } from "./native.js";
-import { bytes, checkOperand, describe, toPublic, type DenseArray } from "./dtype.js";
+import { bytes, checkOperand, describe, toPublic, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 import { fromNative, invalid, native as call, unsupported } from "./errors.js";
 import { BsrMatrix } from "./matrix.js";
 import { checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
@@ -56,6 +56,7 @@ function scalar(value: unknown, what: string, fallback: number): number {
 /** What both forms check first: A, op(A)'s shape and the epilogue. */
 function common(a: unknown, options: MatmulOptions) {
   if (!(a instanceof BsrMatrix)) throw invalid(`A must be a BsrMatrix, got ${describe(a)}`);
+  if (a.disposed) throw invalid("A: the matrix was disposed (dispose() freed its memory)");
   if (typeof options !== "object" || options === null) throw invalid(`options must be an object, got ${describe(options)}`);
   const transpose = options.transpose === true;
   const [rows, cols] = a.shape;
@@ -70,7 +71,20 @@ function common(a: unknown, options: MatmulOptions) {
 
 /** B as a host array with its shape, checked against op(A). */
 function hostB(a: BsrMatrix, b: DenseArray | Dense, k: number, opA: string) {
-  const dense: Dense = ArrayBuffer.isView(b) ? { data: b as DenseArray, rows: k, cols: k === 0 ? 0 : b.length / k } : (b as Dense);
+  let dense: Dense;
+  if (ArrayBuffer.isView(b) || Array.isArray(b)) {
+    // A bare array is B with op(A)'s K rows: its length must be a whole number of rows.
+    const data = checkOperand(b, a.dtype, "B");
+    if (k === 0 ? data.length !== 0 : data.length % k !== 0) {
+      throw invalid(
+        `B has ${data.length} elements, not a whole number of rows of op(A) (${opA}), which has ${k} columns: ` +
+          `a bare array B needs a multiple of ${k} elements; pass {data, rows, cols} for another shape`,
+      );
+    }
+    dense = { data, rows: k, cols: k === 0 ? 0 : data.length / k };
+  } else {
+    dense = b;
+  }
   if (typeof dense !== "object" || dense === null) throw invalid(`B must be a TypedArray, a Dense {data, rows, cols} or a Tensor, got ${describe(b)}`);
   const data = checkOperand(dense.data, a.dtype, "B");
   const rows = checkSize(dense.rows, "B rows");
@@ -121,8 +135,9 @@ function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions): P
   };
 }
 
-/** A tensor operand: on A's device, of A's dtype. */
+/** A tensor operand: not disposed, on A's device, of A's dtype. */
 function checkTensor(t: Tensor, a: BsrMatrix, what: string): Tensor {
+  if (t.disposed) throw invalid(`${what}: the tensor was disposed (dispose() freed its memory)`);
   if (t.device !== a.device) {
     throw invalid(`${what} is a tensor on ${t.device} but A is on ${a.device}: every tensor operand must be on A's device`);
   }
@@ -183,22 +198,30 @@ function prepareTensors(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: M
   return { b: bTensor, out, bias, epilogue };
 }
 
+// The overloads take the dtype D from A alone (NoInfer): a tensor of another dtype is a type
+// error, as it is UNSUPPORTED at run time.
+
 /**
  * C = alpha * op(A) * B + beta * C (+ bias, activation), computed on a worker thread: the JS
  * thread stays free.
  *
- * Arrays: returns a new array (in `options.layout`); operands are copied when the call is made,
- * so the caller may reuse its arrays at once.
+ * Arrays: returns a new array of A's dtype (Float32Array for an f32 A, ...; in `options.layout`);
+ * operands are copied when the call is made, so the caller may reuse its arrays at once. A
+ * result too large to allocate is BSRMM_STATUS_OUT_OF_MEMORY.
  *
  * Tensors (B, `out` or `bias` a Tensor): every tensor must be on A's device; returns `out` (or a
  * new tensor on A's device) once it holds the result. Until then the tensors are in use: a
  * second multiply writing the same `out`, or one that writes a tensor this one reads, is refused
  * with BSRMM_STATUS_INVALID_ARGUMENT (await the first).
  */
-export function matmul(a: BsrMatrix, b: Tensor, options?: MatmulOptions): Promise<Tensor>;
-export function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions & ({ out: Tensor } | { bias: Tensor })): Promise<Tensor>;
-export function matmul(a: BsrMatrix, b: DenseArray | Dense, options?: ArrayMatmulOptions): Promise<DenseArray>;
-export function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options?: MatmulOptions): Promise<DenseArray | Tensor>;
+export function matmul<D extends DType>(a: BsrMatrix<D>, b: NoInfer<Tensor<D>>, options?: MatmulOptions): Promise<Tensor<D>>;
+export function matmul<D extends DType>(
+  a: BsrMatrix<D>,
+  b: DenseArray | Dense | NoInfer<Tensor<D>>,
+  options: Omit<MatmulOptions, "out" | "bias"> & ({ out: NoInfer<Tensor<D>>; bias?: DenseArray | Tensor } | { bias: NoInfer<Tensor<D>> }),
+): Promise<Tensor<D>>;
+export function matmul<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense, options?: ArrayMatmulOptions): Promise<ArrayOf[D]>;
+export function matmul<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense | NoInfer<Tensor<D>>, options?: MatmulOptions): Promise<ArrayOf[D] | Tensor<D>>;
 export async function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): Promise<DenseArray | Tensor> {
   if (usesTensors(b, options)) {
     const p = prepareTensors(a, b, options);
@@ -222,10 +245,14 @@ export async function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, optio
  * The same multiply, on the calling thread. With tensors on a GPU the work is only queued on
  * the device's stream (as a CUDA call is): `toArray()` waits for it, `synchronize(device)` too.
  */
-export function matmulSync(a: BsrMatrix, b: Tensor, options?: MatmulOptions): Tensor;
-export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions & ({ out: Tensor } | { bias: Tensor })): Tensor;
-export function matmulSync(a: BsrMatrix, b: DenseArray | Dense, options?: ArrayMatmulOptions): DenseArray;
-export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options?: MatmulOptions): DenseArray | Tensor;
+export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: NoInfer<Tensor<D>>, options?: MatmulOptions): Tensor<D>;
+export function matmulSync<D extends DType>(
+  a: BsrMatrix<D>,
+  b: DenseArray | Dense | NoInfer<Tensor<D>>,
+  options: Omit<MatmulOptions, "out" | "bias"> & ({ out: NoInfer<Tensor<D>>; bias?: DenseArray | Tensor } | { bias: NoInfer<Tensor<D>> }),
+): Tensor<D>;
+export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense, options?: ArrayMatmulOptions): ArrayOf[D];
+export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense | NoInfer<Tensor<D>>, options?: MatmulOptions): ArrayOf[D] | Tensor<D>;
 export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): DenseArray | Tensor {
   if (usesTensors(b, options)) {
     const p = prepareTensors(a, b, options);

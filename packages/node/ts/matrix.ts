@@ -1,7 +1,8 @@
 // BsrMatrix: a block-sparse matrix owned by the native core (validated once, reused by every
 // multiply).
+import { inspect, type InspectOptionsStylized } from "node:util";
 import native, { type NativeBsrMatrix } from "./native.js";
-import { bytes, checkArray, describe, resolveDType, toPublic, type DType, type DenseArray } from "./dtype.js";
+import { bytes, checkArray, describe, resolveDType, toPublic, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 import { invalid, native as call } from "./errors.js";
 import { checkBlockSize, checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
 
@@ -20,7 +21,7 @@ export interface BsrArrays {
   values: DenseArray;
   /** Required for Uint16Array values (f16 or bf16); otherwise implied by the array type. */
   dtype?: DType;
-  /** Where the matrix lives: "cpu" (default) or "cuda:<n>". */
+  /** Where the matrix lives: "cpu" (default), "cuda" (device 0) or "cuda:<n>". */
   device?: Device;
   /** Sort column indices within each row instead of rejecting unsorted input. */
   sortIndices?: boolean;
@@ -35,10 +36,10 @@ export interface FromDenseOptions {
   device?: Device;
 }
 
-export interface BsrParts {
+export interface BsrParts<D extends DType = DType> {
   rowPtr: Int32Array;
   colIdx: Int32Array;
-  values: DenseArray;
+  values: ArrayOf[D];
 }
 
 function indices(value: unknown, what: string): Int32Array {
@@ -49,7 +50,12 @@ function indices(value: unknown, what: string): Int32Array {
   throw invalid(`${what} must be an Int32Array or an array of 32-bit integers, got ${describe(value)}`);
 }
 
-export class BsrMatrix {
+/**
+ * A validated block-sparse matrix of `D` elements. Its memory is freed when JS collects it, or
+ * by `dispose()` once the multiplies in flight that use it settle (`using a = ...` disposes at
+ * scope end).
+ */
+export class BsrMatrix<D extends DType = DType> implements Disposable {
   /** @internal */
   readonly native: NativeBsrMatrix;
 
@@ -58,6 +64,10 @@ export class BsrMatrix {
   }
 
   /** From CSR-of-blocks arrays (the scipy / torch sparse_bsr convention). */
+  static fromBsr(init: BsrArrays & { values: Float32Array; dtype?: "f32" }): BsrMatrix<"f32">;
+  static fromBsr(init: BsrArrays & { values: Float64Array; dtype?: "f64" }): BsrMatrix<"f64">;
+  static fromBsr<D extends DType>(init: BsrArrays & { values: ArrayOf[D]; dtype: D }): BsrMatrix<D>;
+  static fromBsr(init: BsrArrays): BsrMatrix;
   static fromBsr(init: BsrArrays): BsrMatrix {
     const rows = checkSize(init.rows, "rows");
     const cols = checkSize(init.cols, "cols");
@@ -81,6 +91,10 @@ export class BsrMatrix {
   }
 
   /** Keeps every block of a dense matrix that holds a non-zero (NaN counts as non-zero). */
+  static fromDense(data: Float32Array, options: FromDenseOptions & { dtype?: "f32" }): BsrMatrix<"f32">;
+  static fromDense(data: Float64Array, options: FromDenseOptions & { dtype?: "f64" }): BsrMatrix<"f64">;
+  static fromDense<D extends DType>(data: ArrayOf[D], options: FromDenseOptions & { dtype: D }): BsrMatrix<D>;
+  static fromDense(data: DenseArray, options: FromDenseOptions): BsrMatrix;
   static fromDense(data: DenseArray, options: FromDenseOptions): BsrMatrix {
     const rows = checkSize(options.rows, "rows");
     const cols = checkSize(options.cols, "cols");
@@ -113,23 +127,56 @@ export class BsrMatrix {
     return this.native.nnzb * this.native.blockHeight * this.native.blockWidth;
   }
 
-  get dtype(): DType {
-    return this.native.dtype as DType;
+  get dtype(): D {
+    return this.native.dtype as D;
   }
 
+  /** "cpu" or "cuda:<n>". */
   get device(): Device {
     return this.native.device as Device;
   }
 
-  /** The matrix as a dense array (row-major unless asked otherwise). */
-  toDense(layout?: Layout): DenseArray {
+  /** Whether dispose() has been called. */
+  get disposed(): boolean {
+    return this.native.disposed;
+  }
+
+  /**
+   * The matrix as a dense array (row-major unless asked otherwise). A dense form too large to
+   * allocate is BSRMM_STATUS_OUT_OF_MEMORY.
+   */
+  toDense(layout?: Layout): ArrayOf[D] {
     const l = checkLayout(layout, "layout");
     return toPublic(call(() => this.native.toDense(l)), this.dtype);
   }
 
   /** The three BSR arrays, copied out. */
-  export(): BsrParts {
+  export(): BsrParts<D> {
     const parts = call(() => this.native.export());
     return { rowPtr: parts.rowPtr, colIdx: parts.colIdx, values: toPublic(parts.values, this.dtype) };
+  }
+
+  /**
+   * Frees the matrix (a GPU copy included) once the multiplies in flight that use it settle,
+   * rather than when JS collects it. Any later use is an error; disposing twice is a no-op.
+   */
+  dispose(): void {
+    this.native.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** `BsrMatrix<f32> 512x512 on cuda:0 { blockSize: [ 32, 32 ], nnzb: 1024, density: 0.25 }`. */
+  [inspect.custom](depth: number, options: InspectOptionsStylized, inspectFn: typeof inspect): string {
+    const [rows, cols] = this.shape;
+    const title = `BsrMatrix<${this.dtype}> ${rows}x${cols} on ${this.device}`;
+    if (this.disposed) return `${title} (disposed)`;
+    if (depth < 0) return title;
+    const [bh, bw] = this.blockSize;
+    const blocks = bh === 0 || bw === 0 ? 0 : (rows / bh) * (cols / bw);
+    const body = { blockSize: this.blockSize, nnzb: this.nnzb, density: blocks === 0 ? 0 : this.nnzb / blocks };
+    return `${title} ${inspectFn(body, options)}`;
   }
 }

@@ -28,10 +28,13 @@ export function checkBlockSize(value: unknown): [number, number] {
   throw invalid(`blockSize = ${JSON.stringify(value)}: expected a number or [height, width]`);
 }
 
-export type Device = "cpu" | `cuda:${number}`;
+/** Where data lives: "cpu", "cuda:<n>", or "cuda" for CUDA device 0 (as in Python and PyTorch). */
+export type Device = "cpu" | "cuda" | `cuda:${number}`;
 
+/** A device name, normalised: "cuda" becomes "cuda:0" (what `.device` getters report). */
 export function checkDevice(value: unknown): Device {
   if (value === undefined) return "cpu";
+  if (value === "cuda") return "cuda:0";
   if (value === "cpu" || (typeof value === "string" && /^cuda:\d+$/.test(value))) return value as Device;
-  throw invalid(`device = ${JSON.stringify(value)}: expected "cpu" or "cuda:<n>"`);
+  throw invalid(`device = ${JSON.stringify(value)}: expected "cpu", "cuda" or "cuda:<n>"`);
 }

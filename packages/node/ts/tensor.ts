@@ -1,8 +1,9 @@
 // Tensor: a dense matrix owned by the addon, in host memory ("cpu") or on a GPU ("cuda:<n>").
 // A loop of multiplies that takes B from tensors and writes into an `out` tensor on the GPU never
 // copies a dense operand across the bus; only toArray() brings values back.
+import { inspect, type InspectOptionsStylized } from "node:util";
 import native, { type NativeTensor } from "./native.js";
-import { bytes, checkArray, checkDType, resolveDType, toPublic, type DType, type DenseArray } from "./dtype.js";
+import { bytes, checkArray, checkDType, resolveDType, toPublic, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 import { invalid, native as call } from "./errors.js";
 import { checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
 
@@ -16,7 +17,7 @@ export interface TensorOptions {
    * type. Tensor.zeros / Tensor.empty: default "f32".
    */
   dtype?: DType;
-  /** Where the elements live: "cpu" (default) or "cuda:<n>". */
+  /** Where the elements live: "cpu" (default), "cuda" (device 0) or "cuda:<n>". */
   device?: Device;
 }
 
@@ -30,7 +31,14 @@ function checkShape(options: TensorOptions): { rows: number; cols: number; layou
   };
 }
 
-export class Tensor {
+// util.inspect shows the values of host tensors up to this many elements (it copies them).
+const INSPECT_VALUES = 1000;
+
+/**
+ * A rows x cols matrix of `D` elements in host or GPU memory. Its memory is freed when JS
+ * collects it, or at once by `dispose()` (`using t = Tensor.zeros(...)` disposes at scope end).
+ */
+export class Tensor<D extends DType = DType> implements Disposable {
   /** @internal */
   readonly native: NativeTensor;
 
@@ -39,6 +47,10 @@ export class Tensor {
   }
 
   /** A copy of `data` (rows * cols elements in `layout` order) on `device`. */
+  static from(data: Float32Array, options: TensorOptions & { dtype?: "f32" }): Tensor<"f32">;
+  static from(data: Float64Array, options: TensorOptions & { dtype?: "f64" }): Tensor<"f64">;
+  static from<D extends DType>(data: ArrayOf[D], options: TensorOptions & { dtype: D }): Tensor<D>;
+  static from(data: DenseArray, options: TensorOptions): Tensor;
   static from(data: DenseArray, options: TensorOptions): Tensor {
     const { rows, cols, layout, device } = checkShape(options);
     const dtype = resolveDType(data, options.dtype, "data");
@@ -47,21 +59,21 @@ export class Tensor {
     return new Tensor(call(() => native.NativeTensor.fromHost(bytes(data), rows, cols, layout, dtype, device)));
   }
 
-  /** A tensor of zeros. */
-  static zeros(options: TensorOptions): Tensor {
+  /** A tensor of zeros (f32 unless `dtype` says otherwise). Too large to allocate: BSRMM_STATUS_OUT_OF_MEMORY. */
+  static zeros<D extends DType = "f32">(options: TensorOptions & { dtype?: D }): Tensor<D> {
     const { rows, cols, layout, device } = checkShape(options);
     const dtype = checkDType(options.dtype ?? "f32");
-    return new Tensor(call(() => native.NativeTensor.allocateNew(rows, cols, layout, dtype, device, true)));
+    return new Tensor<D>(call(() => native.NativeTensor.allocateNew(rows, cols, layout, dtype, device, true)));
   }
 
   /**
    * A tensor whose elements are not set (NaN on the host, whatever the allocation held on a
    * GPU): for an `out` that a multiply with beta = 0 overwrites entirely.
    */
-  static empty(options: TensorOptions): Tensor {
+  static empty<D extends DType = "f32">(options: TensorOptions & { dtype?: D }): Tensor<D> {
     const { rows, cols, layout, device } = checkShape(options);
     const dtype = checkDType(options.dtype ?? "f32");
-    return new Tensor(call(() => native.NativeTensor.allocateNew(rows, cols, layout, dtype, device, false)));
+    return new Tensor<D>(call(() => native.NativeTensor.allocateNew(rows, cols, layout, dtype, device, false)));
   }
 
   get rows(): number {
@@ -81,12 +93,18 @@ export class Tensor {
     return this.native.layout as Layout;
   }
 
-  get dtype(): DType {
-    return this.native.dtype as DType;
+  get dtype(): D {
+    return this.native.dtype as D;
   }
 
+  /** "cpu" or "cuda:<n>". */
   get device(): Device {
     return this.native.device as Device;
+  }
+
+  /** Whether dispose() has freed the tensor's memory. */
+  get disposed(): boolean {
+    return this.native.disposed;
   }
 
   /**
@@ -94,7 +112,32 @@ export class Tensor {
    * queued before it (matmulSync into this tensor). Refused (BSRMM_STATUS_INVALID_ARGUMENT)
    * while an async multiply still writes the tensor: await it first.
    */
-  toArray(): DenseArray {
+  toArray(): ArrayOf[D] {
     return toPublic(call(() => this.native.toHost()), this.dtype);
+  }
+
+  /**
+   * Frees the memory now (a GPU allocation included) rather than when JS collects the tensor.
+   * Refused (BSRMM_STATUS_INVALID_ARGUMENT) while a multiply in flight uses the tensor; any
+   * later use is an error naming it; disposing twice is a no-op.
+   */
+  dispose(): void {
+    call(() => this.native.dispose());
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** `Tensor<f32> 4x3 row-major on cpu` and, for small host tensors, the values. */
+  [inspect.custom](depth: number, options: InspectOptionsStylized, inspectFn: typeof inspect): string {
+    const title = `Tensor<${this.dtype}> ${this.rows}x${this.cols} ${this.layout} on ${this.device}`;
+    if (this.disposed) return `${title} (disposed)`;
+    if (depth < 0 || this.device !== "cpu" || this.rows * this.cols > INSPECT_VALUES) return title;
+    try {
+      return `${title} ${inspectFn(this.toArray(), { ...options, depth: options.depth === null ? null : depth - 1 })}`;
+    } catch {
+      return `${title} (being written by a multiply in flight)`;
+    }
   }
 }

@@ -12,7 +12,7 @@ use napi_derive::napi;
 
 use crate::device;
 use crate::dtype::{self, HostArray, JsArray, JsElement};
-use crate::error::{invalid, IntoNapi};
+use crate::error::{invalid, to_napi, IntoNapi};
 use crate::matrix::{parse_layout, size, with_matrix, AnyMatrix, NativeBsrMatrix};
 
 /// Options as the TypeScript layer passes them (already checked there).
@@ -63,14 +63,14 @@ pub(crate) fn parse_activation(name: &str) -> napi::Result<Activation> {
 impl MatmulTask {
     fn new(a: &NativeBsrMatrix, b: &[u8], b_rows: i64, b_cols: i64, options: NativeMatmulOptions) -> napi::Result<Self> {
         Ok(MatmulTask {
-            a: a.inner.clone(),
-            b: b.to_vec(),
+            a: a.matrix()?,
+            b: dtype::copy_bytes("B", b)?,
             b_rows: size("b rows", b_rows)?,
             b_cols: size("b cols", b_cols)?,
             b_layout: parse_layout(&options.b_layout)?,
             out_layout: parse_layout(&options.out_layout)?,
-            c: options.c.map(|c| c.to_vec()),
-            bias: options.bias.map(|b| b.to_vec()),
+            c: options.c.map(|c| dtype::copy_bytes("c", &c)).transpose()?,
+            bias: options.bias.map(|bias| dtype::copy_bytes("bias", &bias)).transpose()?,
             op: if options.transpose { Op::Transpose } else { Op::None },
             alpha: options.alpha,
             beta: options.beta,
@@ -87,10 +87,16 @@ impl MatmulTask {
         let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
         // With beta = 0 the core writes every element of C; NaN makes a missed one visible
-        // instead of a plausible zero.
+        // instead of a plausible zero. A result too large to allocate is OUT_OF_MEMORY.
+        let what = format!("the result C ({m}x{})", self.b_cols);
         let mut c = match &self.c {
             Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c)?,
-            _ => vec![T::from_f64(f64::NAN); m * self.b_cols],
+            _ => {
+                let len = m.checked_mul(self.b_cols).ok_or_else(|| {
+                    to_napi(bsrmm::Error::new(bsrmm::Status::OutOfMemory, format!("{what}: more elements than usize holds")))
+                })?;
+                bsrmm::try_filled(len, T::from_f64(f64::NAN), &what).napi()?
+            }
         };
         let options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
         let (k, n) = (self.b_rows, self.b_cols);

@@ -17,7 +17,7 @@ use crate::device;
 use crate::error::{invalid, to_napi, IntoNapi};
 use crate::matrix::{with_matrix, AnyMatrix, NativeBsrMatrix};
 use crate::tasks::matmul::parse_activation;
-use crate::tensor::{Claim, NativeTensor, TensorElement, TensorInner};
+use crate::tensor::{present, present_mut, Claim, NativeTensor, TensorElement, TensorInner};
 
 /// The epilogue, as the TypeScript layer passes it (already checked there).
 #[napi(object)]
@@ -61,7 +61,7 @@ impl MatmulIntoTask {
         let b = Claim::read(&b.inner, "B")?;
         let bias = bias.map(|bias| Claim::read(&bias.inner, "bias")).transpose()?;
         Ok(MatmulIntoTask {
-            a: a.inner.clone(),
+            a: a.matrix()?,
             b,
             bias,
             out,
@@ -96,15 +96,15 @@ impl MatmulIntoTask {
         let mut out_data = self.out.tensor.write();
         // dtypes were checked above: these lookups cannot miss.
         let typed = |what: &str| invalid(format!("{what}: storage does not hold {} elements", T::DTYPE.name()));
-        let b_view = T::storage(&b_data).ok_or_else(|| typed("B"))?.view(&self.b.tensor.shape).napi()?;
+        let b_view = T::storage(present(&b_data, "B")?).ok_or_else(|| typed("B"))?.view(&self.b.tensor.shape).napi()?;
         let mut options = MatmulOptions::<T>::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
         if let (Some(bias), Some(data)) = (&self.bias, &bias_data) {
             let shape = &bias.tensor.shape;
             let len = shape.rows * shape.cols;
-            options = options.bias(T::storage(data).ok_or_else(|| typed("bias"))?.vector(len).napi()?);
+            options = options.bias(T::storage(present(data, "bias")?).ok_or_else(|| typed("bias"))?.vector(len).napi()?);
         }
         let out_shape = self.out.tensor.shape;
-        let out_view = T::storage_mut(&mut out_data).ok_or_else(|| typed("out"))?.view_mut(&out_shape).napi()?;
+        let out_view = T::storage_mut(present_mut(&mut out_data, "out")?).ok_or_else(|| typed("out"))?.view_mut(&out_shape).napi()?;
         let ctx = device::context(device)?;
         bsrmm::matmul_into(&ctx, a, b_view, out_view, &options).napi()?;
         if synchronize && device != Device::Cpu {

@@ -1,0 +1,31 @@
+// Compiled (never run) by types.test.mjs against dist/esm/index.d.ts: results are typed by dtype.
+import { BsrMatrix, Tensor, matmul, matmulSync, type ArrayOf } from "../dist/esm/index.js";
+
+const arrays = { rows: 4, cols: 4, blockSize: 2, rowPtr: [0, 1, 2], colIdx: [0, 1] };
+const a32 = BsrMatrix.fromBsr({ ...arrays, values: new Float32Array(8) });
+const a64 = BsrMatrix.fromBsr({ ...arrays, values: new Float64Array(8) });
+const abf = BsrMatrix.fromBsr({ ...arrays, values: new Uint16Array(8), dtype: "bf16" });
+
+export const c32: Float32Array = await matmul(a32, new Float32Array(8));
+export const c64: Float64Array = matmulSync(a64, new Float64Array(8));
+export const cbf: Uint16Array = matmulSync(abf, new Uint16Array(8));
+export const dense: Float32Array = a32.toDense();
+export const values: Float64Array = a64.export().values;
+// @ts-expect-error an f64 result is not a Float32Array
+export const wrong: Float32Array = matmulSync(a64, new Float64Array(8));
+
+const x = Tensor.zeros({ rows: 4, cols: 2 }); // f32 unless told otherwise
+export const x32: Float32Array = x.toArray();
+export const y: Tensor<"f32"> = await matmul(a32, x);
+export const z: Tensor<"f32"> = matmulSync(a32, new Float32Array(8), { out: Tensor.empty({ rows: 4, cols: 2 }) });
+export const x64: Tensor<"f64"> = Tensor.from(new Float64Array(8), { rows: 4, cols: 2 });
+export const h: ArrayOf["f16"] = Tensor.zeros({ rows: 1, cols: 1, dtype: "f16" }).toArray();
+// @ts-expect-error an f32 matrix does not take an f64 tensor
+matmulSync(a32, x64);
+
+// Both are Disposable: `using` frees them at the end of the scope.
+{
+  using scoped = Tensor.zeros({ rows: 1, cols: 1, device: "cuda" });
+  using matrix = BsrMatrix.fromBsr({ ...arrays, values: new Float32Array(8), device: "cuda" });
+  console.log(scoped.shape, matrix.shape);
+}
