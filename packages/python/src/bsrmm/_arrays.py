@@ -300,7 +300,7 @@ def input_view(
             f"{argument} has dtype {array_view.dtype}; bsrmm converts real numbers (bool, "
             f"integers, floats) to A's dtype {dtype}"
         )
-    return view(contiguous_copy(obj, array_view, argument, dtype), argument, stream=stream)
+    return view(contiguous_copy(obj, array_view, argument, dtype, stream), argument, stream=stream)
 
 
 def check_device(array_view: ArrayView, argument: str, device: Device) -> None:
@@ -323,18 +323,36 @@ def as_numpy(obj: Any, argument: str) -> np.ndarray:
         ) from None
 
 
-def contiguous_copy(obj: Any, array_view: ArrayView, argument: str, dtype: Optional[str]) -> Any:
+def contiguous_copy(
+    obj: Any, array_view: ArrayView, argument: str, dtype: Optional[str], stream: Optional[int]
+) -> Any:
     """A compact row-major copy of ``obj`` (converted to ``dtype`` when given), made by the
     library that owns it: numpy, torch or cupy. Other producers are read through numpy on the
-    host; on a GPU only they can copy their arrays."""
+    host; on a GPU only they can copy their arrays. A GPU copy is made on ``stream``, the
+    stream the call runs on: it is then written before the call reads it, and torch's and
+    cupy's pools reuse its memory only after that stream's later work (the call) is done."""
     kind = array_view.kind
+    on_gpu = is_cuda(array_view.device) and stream is not None
     if kind == TORCH:
         torch = sys.modules["torch"]
-        return obj.to(dtype=getattr(torch, dtype or array_view.dtype)).contiguous()
+        target = getattr(torch, dtype or array_view.dtype)
+
+        def torch_copy() -> Any:  # one copy, whatever differs (dtype, strides or both)
+            copy = torch.empty_like(obj, dtype=target, memory_format=torch.contiguous_format)
+            return copy.copy_(obj)
+
+        if not on_gpu:
+            return torch_copy()
+        index = array_view.device[1]
+        on = torch.cuda.default_stream(index) if stream == 0 else torch.cuda.ExternalStream(
+            stream, device=index)
+        with torch.cuda.stream(on):
+            return torch_copy()
     if kind == CUPY:
         cupy = sys.modules["cupy"]
-        with cupy.cuda.Device(array_view.device[1]):
-            return cupy.ascontiguousarray(obj.astype(dtype or obj.dtype))
+        on = cupy.cuda.Stream.null if not stream else cupy.cuda.ExternalStream(stream)
+        with cupy.cuda.Device(array_view.device[1]), on:
+            return obj.astype(dtype or obj.dtype, order="C", copy=True)
     if is_cuda(array_view.device):
         raise UnsupportedError(
             f"{argument} ({type(obj).__name__}, dtype {array_view.dtype}, element strides "

@@ -120,7 +120,8 @@ def _host_or_device_view(obj: Any, argument: str, stream: Optional[int]) -> _arr
     array_view = _arrays.view(obj, argument, stream=stream)
     if array_view.is_contiguous:
         return array_view
-    return _arrays.view(_arrays.contiguous_copy(obj, array_view, argument, None), argument, stream=stream)
+    copy = _arrays.contiguous_copy(obj, array_view, argument, None, stream)
+    return _arrays.view(copy, argument, stream=stream)
 
 
 def _host_array(obj: Any, argument: str) -> np.ndarray:
