@@ -3,6 +3,7 @@
 #include "../common/device_runtime.hpp"
 #include "../common/error.hpp"
 #include "../common/thread_pool.hpp"
+#include "../cpu/blas_library.hpp"
 #include "../matrix/dense_operand.hpp"
 #include "../matrix/plan.hpp"
 #include "../matrix/work_lists.hpp"
@@ -147,22 +148,57 @@ std::string Execution::run_into(const tuner::Choice& choice, const bsrmm_dense& 
 }
 
 std::string Execution::run_cpu(const tuner::Choice& choice, const bsrmm_dense& c) {
-  const std::string variant = choice.variant.empty() ? cpu::blocked_variant : choice.variant;
+  std::string variant = choice.variant;
+  const void* dense_a = nullptr;
+  if (variant.empty()) {
+    // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else blocked
+    // (also when the dense copy finds no memory).
+    variant = cpu::blocked_variant;
+    if (dense_decision().placement == cpu::DensePlacement::first) {
+      try {
+        dense_a = op_a_.plan().dense_host_values(op_a_, cpu::dense_copy_dtype(op_a_.dtype()));
+        variant = cpu::dense_variant;
+      } catch (const detail::Error& error) {
+        if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY) throw;
+      }
+    }
+  }
   const bool blocked = variant == cpu::blocked_variant;
+  const bool dense = variant == cpu::dense_variant;
+  const cpu::blas::Library* blas = nullptr;
+  if (dense) {
+    const cpu::DenseDecision& decision = dense_decision();
+    if (!decision.refusal.empty())
+      detail::fail(BSRMM_STATUS_UNSUPPORTED, cpu::dense_variant, " cannot run: ", decision.refusal);
+    blas = cpu::blas::library(nullptr);
+    if (dense_a == nullptr)
+      dense_a = op_a_.plan().dense_host_values(op_a_, cpu::dense_copy_dtype(op_a_.dtype()));
+  }
   cpu::MatmulArgs args = cpu_args_;
   args.c = c;
-  if (blocked && op_a_.dtype() != BSRMM_DTYPE_F64 && op_a_.shape().nnzb > 0) {
+  if ((blocked || dense) && op_a_.dtype() != BSRMM_DTYPE_F64 && op_a_.shape().nnzb > 0) {
     args.a.values_f32 = op_a_.plan().values_f32(op_a_);
   }
   std::lock_guard<std::mutex> lock(ctx_.cpu_mutex);
   detail::ThreadPool& pool =
       pool_for(ctx_, choice.threads > 0 ? choice.threads : settings_.num_threads);
-  if (blocked) {
+  if (dense) {
+    cpu::matmul_dense(args, dense_a, *blas, pool, ctx_.workspace);
+  } else if (blocked) {
     cpu::matmul_blocked(args, pool, ctx_.workspace);
   } else {
     cpu::matmul_reference(args, pool);
   }
   return variant;
+}
+
+const cpu::DenseDecision& Execution::dense_decision() {
+  if (!dense_decision_) {
+    std::string missing;
+    const cpu::blas::Library* blas = cpu::blas::library(&missing);
+    dense_decision_ = cpu::dense_decision(cpu_args_, blas, missing);
+  }
+  return *dense_decision_;
 }
 
 tuner::ProblemShape Execution::shape() const {

@@ -13,6 +13,7 @@
 #include <bsrmm/bsrmm.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class Execution final : public tuner::Trials {
   std::string run_into(const tuner::Choice& choice, const bsrmm_dense& c);
   std::string run_cpu(const tuner::Choice& choice, const bsrmm_dense& c);
   const bsrmm_dense& scratch_c();
+  // cpu_dense_blas's placement for this product (computed once).
+  const cpu::DenseDecision& dense_decision();
   std::string arch() const;
 
   bsrmm_context_s& ctx_;
@@ -61,6 +64,7 @@ class Execution final : public tuner::Trials {
   const bsrmm_matmul_options options_;
 
   cpu::MatmulArgs cpu_args_{};
+  std::optional<cpu::DenseDecision> dense_decision_;
 #if BSRMM_WITH_CUDA
   // The plan's dense copy of op(A), for the dense fallback: built only if a variant asks.
   class PlanDenseCopy final : public cuda::DenseCopy {

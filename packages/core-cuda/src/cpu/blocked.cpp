@@ -3,8 +3,10 @@
 // columns, when there are too few rows to feed every thread).
 #include "../common/error.hpp"
 #include "../common/half.hpp"
+#include "../common/limits.hpp"
 #include "blocked_rows.hpp"
 #include "cpu_backend.hpp"
+#include "epilogue.hpp"
 #include "partition.hpp"
 
 #include <algorithm>
@@ -29,8 +31,7 @@ inline float widen(bf16_t x) { return detail::to_float(x); }
 // row used_columns[q / bw] * bw + q % bw of B (any layout and dtype), zeros beyond B's columns.
 template <typename T, typename S>
 void pack_rows(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_rows,
-               int64_t width, int64_t row_begin, int64_t row_end) {
-  constexpr int64_t NR = tile_cols<T>();
+               int64_t width, int64_t NR, int64_t row_begin, int64_t row_end) {
   const S* in = static_cast<const S*>(b.data);
   const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
   const int64_t bw = a.block_width;
@@ -52,27 +53,98 @@ void pack_rows(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed
 
 template <typename T>
 void pack_b(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_rows, int64_t width,
-            detail::ThreadPool& pool) {
+            int64_t NR, detail::ThreadPool& pool) {
   const int64_t parts = std::min<int64_t>(packed_rows, pool.size() * chunks_per_thread);
   pool.run(parts, [&](int64_t part) {
     const int64_t begin = packed_rows * part / parts;
     const int64_t end = packed_rows * (part + 1) / parts;
     switch (b.dtype) {
-      case BSRMM_DTYPE_F16: pack_rows<T, f16_t>(b, a, packed, packed_rows, width, begin, end); break;
-      case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, a, packed, packed_rows, width, begin, end); break;
-      case BSRMM_DTYPE_F64: pack_rows<T, double>(b, a, packed, packed_rows, width, begin, end); break;
-      case BSRMM_DTYPE_F32: pack_rows<T, float>(b, a, packed, packed_rows, width, begin, end); break;
+      case BSRMM_DTYPE_F16: pack_rows<T, f16_t>(b, a, packed, packed_rows, width, NR, begin, end); break;
+      case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, a, packed, packed_rows, width, NR, begin, end); break;
+      case BSRMM_DTYPE_F64: pack_rows<T, double>(b, a, packed, packed_rows, width, NR, begin, end); break;
+      case BSRMM_DTYPE_F32: pack_rows<T, float>(b, a, packed, packed_rows, width, NR, begin, end); break;
+    }
+  });
+}
+
+// N = 1 (a matrix-vector product): each block row's outputs summed block by block straight from
+// A's values and B's one column, no packing. The vector kernels would compute a whole vector of
+// columns for the one that exists; this streams A once, which is what bounds it.
+template <typename T, typename S>
+void vector_rows(const MatmulArgs& args, const T* values, int64_t row_begin, int64_t row_end) {
+  const BsrView& a = args.a;
+  const S* x = static_cast<const S*>(args.b.data);
+  const int64_t x_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
+  S* y = static_cast<S*>(args.c.data);
+  const int64_t y_step = args.c.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.c.ld : 1;
+  const S* bias = static_cast<const S*>(args.bias);
+  const int32_t bh = a.block_height;
+  const int32_t bw = a.block_width;
+  const int64_t block = int64_t{bh} * bw;
+  const T alpha = static_cast<T>(args.alpha);
+  const T beta = static_cast<T>(args.beta);
+  T sum[detail::max_block_side];
+  T segment[detail::max_block_side];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    std::fill(sum, sum + bh, T(0));
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      const int64_t k0 = int64_t{a.col_idx[p]} * bw;
+      for (int32_t k = 0; k < bw; ++k) segment[k] = static_cast<T>(widen(x[(k0 + k) * x_step]));
+      const T* v = values + p * block;
+      for (int32_t i = 0; i < bh; ++i) {
+        T s = T(0);
+        for (int32_t k = 0; k < bw; ++k) s += v[i * bw + k] * segment[k];
+        sum[i] += s;
+      }
+    }
+    for (int32_t i = 0; i < bh; ++i) {
+      const int64_t row = r * bh + i;
+      T value = alpha * sum[i];
+      if (args.beta != 0.0) value += beta * static_cast<T>(widen(y[row * y_step]));
+      if (bias) value += static_cast<T>(widen(bias[row]));
+      y[row * y_step] = detail::Store<S>::from(activate(value, args.activation));
+    }
+  }
+}
+
+template <typename T>
+void matrix_vector(const MatmulArgs& args, const T* values, detail::ThreadPool& pool) {
+  const int64_t rows = args.a.block_row_count;
+  const int64_t threads = pool.size();
+  const std::vector<RowRange> ranges =
+      split_rows(args.a.work_prefix, rows, threads == 1 ? 1 : threads * chunks_per_thread);
+  pool.run(static_cast<int64_t>(ranges.size()), [&](int64_t task) {
+    const RowRange range = ranges[static_cast<size_t>(task)];
+    if constexpr (sizeof(T) == 8) {
+      vector_rows<T, double>(args, values, range.begin, range.end);
+    } else {
+      switch (args.c.dtype) {
+        case BSRMM_DTYPE_F16: vector_rows<T, f16_t>(args, values, range.begin, range.end); break;
+        case BSRMM_DTYPE_BF16: vector_rows<T, bf16_t>(args, values, range.begin, range.end); break;
+        default: vector_rows<T, float>(args, values, range.begin, range.end); break;
+      }
     }
   });
 }
 
 template <typename T>
-void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
-  constexpr int64_t L = lanes<T>();
-  constexpr int64_t NR = tile_cols<T>();
+void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+         const KernelSet& kernels) {
+  constexpr int type = sizeof(T) == 8 ? 1 : 0;
+  const int64_t L = kernels.lanes[type];
+  const int64_t NR = kernels.tile_cols[type];
+  const RowsFunction rows_function = kernels.rows[type];
   const int64_t n = args.c.cols;
   const int64_t rows = args.a.block_row_count;
   if (rows == 0 || n == 0) return;
+  if (n == 1) {
+    if constexpr (sizeof(T) == 8) {
+      matrix_vector<T>(args, static_cast<const T*>(args.a.values), pool);
+    } else {
+      matrix_vector<T>(args, args.a.values_f32, pool);
+    }
+    return;
+  }
 
   BlockedProblem problem{};
   problem.block_height = args.a.block_height;
@@ -87,15 +159,26 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   problem.activation = args.activation;
 
   // Packing costs one pass over the rows of B that A uses; each packed element then feeds
-  // 2 * (block rows that use its block column) * block_height flops from L1.
+  // 2 * (block rows that use its block column) * block_height flops from L1. A B that already
+  // is one strip (at most tile_cols wide, whole vectors, row-major, the compute type) under a
+  // matrix that uses every block column is read in place instead: at tiny blocks the copy costs
+  // as much as the multiply. Wider ones are packed: rows a power-of-two leading dimension apart
+  // would fall into a few cache sets.
   const int64_t width = (n + L - 1) / L * L;
   const int64_t packed_rows = args.a.used_column_count * args.a.block_width;
-  if (packed_rows > 0) {
+  constexpr bsrmm_dtype compute = sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32;
+  problem.b_in_place = args.b.dtype == compute && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
+                       n % L == 0 && n <= NR && args.a.used_column_count == args.a.block_col_count;
+  if (problem.b_in_place) {
+    problem.col_idx = args.a.col_idx;
+    problem.b = args.b.data;
+    problem.b_ld = args.b.ld;
+  } else if (packed_rows > 0) {
     const std::size_t bytes = static_cast<std::size_t>(packed_rows * width) * sizeof(T);
     if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
-    pack_b<T>(args.b, args.a, workspace.as<T>(), packed_rows, width, pool);
+    pack_b<T>(args.b, args.a, workspace.as<T>(), packed_rows, width, NR, pool);
   }
-  problem.b = workspace.data();
+  if (!problem.b_in_place) problem.b = workspace.data();
   problem.b_rows = packed_rows;
   problem.b_width = width;
 
@@ -117,27 +200,28 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
     const int64_t col_begin = col_tiles * part / col_parts * NR;
     const int64_t col_end = std::min(width, col_tiles * (part + 1) / col_parts * NR);
     if (col_begin >= col_end) return;
-    if (sizeof(T) == 8) {
-      blocked_rows_f64(problem, range.begin, range.end, col_begin, col_end);
-    } else {
-      blocked_rows_f32(problem, range.begin, range.end, col_begin, col_end);
-    }
+    rows_function(problem, range.begin, range.end, col_begin, col_end);
   });
 }
 
 }  // namespace
 
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  matmul_blocked(args, pool, workspace, kernels());
+}
+
+void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+                    const KernelSet& kernels) {
   if (args.a.nnzb > 0 && (args.a.packed_col_idx == nullptr || args.a.used_columns == nullptr)) {
     detail::fail(BSRMM_STATUS_INTERNAL, "cpu_blocked_simd called without the plan's used columns");
   }
   if (args.a.dtype == BSRMM_DTYPE_F64) {
-    run<double>(args, pool, workspace);
+    run<double>(args, pool, workspace, kernels);
   } else {
     if (args.a.values_f32 == nullptr && args.a.nnzb > 0) {
       detail::fail(BSRMM_STATUS_INTERNAL, "cpu_blocked_simd called without f32 values of A");
     }
-    run<float>(args, pool, workspace);
+    run<float>(args, pool, workspace, kernels);
   }
 }
 

@@ -1,12 +1,14 @@
 // The CPU backend: C = alpha * A * B + beta * C (+ bias, activation) on host memory, with op(A)
 // already applied by the caller (a transposed multiply passes the plan's A^T). Operands are
-// validated before they arrive here. Two variants:
+// validated before they arrive here. Three variants:
 //   cpu_reference_f64acc  plain loops, f64 accumulation for every dtype: the slow, obvious one.
 //   cpu_blocked_simd      the fast path: the rows of B under A's used block columns packed in
 //                         column strips of the compute type, a register-blocked SIMD
 //                         micro-kernel (AVX2+FMA chosen at run time),
 //                         block rows split across the pool by work. Accumulates in f32 for
 //                         f32/f16/bf16 and in f64 for f64.
+//   cpu_dense_blas        one BLAS GEMM (loaded at run time, blas_library.hpp) over the plan's
+//                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
 
 #include "../common/buffer.hpp"
@@ -19,6 +21,11 @@
 #include <vector>
 
 namespace bsrmm::cpu {
+
+namespace blas {
+class Library;
+}
+struct KernelSet;
 
 struct BsrView {
   int64_t block_row_count;
@@ -51,11 +58,31 @@ struct MatmulArgs {
 
 constexpr const char* reference_variant = "cpu_reference_f64acc";
 constexpr const char* blocked_variant = "cpu_blocked_simd";
+constexpr const char* dense_variant = "cpu_dense_blas";
 
 std::vector<std::string> variant_names();
 
 void matmul_reference(const MatmulArgs& args, detail::ThreadPool& pool);
 // `workspace` (host memory) is grown as needed and kept for the next call.
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
+// With the given instruction set's kernels (blocked_rows.hpp; tests run each).
+void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+                    const KernelSet& kernels);
+
+// Where cpu_dense_blas stands for a product (dense_heuristic.cpp): not a candidate (too sparse,
+// or it cannot run: `refusal` says why), a candidate the tuner times, or the untuned default.
+enum class DensePlacement { none, candidate, first };
+struct DenseDecision {
+  DensePlacement placement;
+  std::string refusal;  // why it cannot run at all ("" when it can)
+};
+// `blas` null: no BLAS was found (the variant declines with `missing`, which says why).
+DenseDecision dense_decision(const MatmulArgs& args, const blas::Library* blas,
+                             const std::string& missing);
+// The dense copy's element: f64 for f64 matrices, f32 for the others.
+bsrmm_dtype dense_copy_dtype(bsrmm_dtype dtype);
+// `dense_a` is op(A) as a row-major C.rows x B.rows array of dense_copy_dtype (the plan's).
+void matmul_dense(const MatmulArgs& args, const void* dense_a, const blas::Library& blas,
+                  detail::ThreadPool& pool, detail::Buffer& workspace);
 
 }  // namespace bsrmm::cpu

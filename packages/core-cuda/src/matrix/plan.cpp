@@ -130,6 +130,22 @@ std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
   return BsrMatrix::assemble(std::move(t.structure), a.dtype(), std::move(values), stream);
 }
 
+template <typename Out, typename In>
+void densify_host(const BsrStructure& structure, const In* values, Out* dense) {
+  const BsrShape& shape = structure.shape;
+  std::fill(dense, dense + shape.rows * shape.cols, Out(0));
+  const int64_t block = int64_t{shape.block_height} * shape.block_width;
+  for (int64_t r = 0; r < shape.block_row_count; ++r) {
+    for (int32_t p = structure.row_ptr[static_cast<size_t>(r)]; p < structure.row_ptr[static_cast<size_t>(r) + 1]; ++p) {
+      const In* from = values + p * block;
+      Out* to = dense + r * shape.block_height * shape.cols + int64_t{structure.col_idx[static_cast<size_t>(p)]} * shape.block_width;
+      for (int32_t i = 0; i < shape.block_height; ++i)
+        for (int32_t j = 0; j < shape.block_width; ++j)
+          to[i * shape.cols + j] = static_cast<Out>(detail::to_double(from[i * shape.block_width + j]));
+    }
+  }
+}
+
 }  // namespace
 
 StructurePlan::StructurePlan(const BsrStructure& structure, bsrmm_device device)
@@ -211,6 +227,32 @@ const void* Plan::dense_values(const BsrMatrix& matrix, void* stream) {
 #else
     detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
 #endif
+  }
+  return dense_values_->data();
+}
+
+const void* Plan::dense_host_values(const BsrMatrix& matrix, bsrmm_dtype element) {
+  if (matrix.device().type != BSRMM_DEVICE_CPU)
+    detail::fail(BSRMM_STATUS_INTERNAL, "host dense values requested for a matrix on ", detail::describe(matrix.device()));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dense_values_) {
+    const BsrShape& shape = matrix.shape();
+    const size_t bytes = detail::checked_bytes(
+        detail::checked_mul(shape.rows, shape.cols, "the dense copy of A"),
+        detail::element_size(element), "the dense copy of A");
+    auto dense = std::make_unique<Buffer>(Buffer::allocate(bytes, matrix.device()));
+    const BsrStructure& structure = matrix.structure();
+    const void* values = matrix.values().data();
+    if (element == BSRMM_DTYPE_F64) {
+      densify_host(structure, static_cast<const double*>(values), dense->as<double>());
+    } else if (matrix.dtype() == BSRMM_DTYPE_F32) {
+      densify_host(structure, static_cast<const float*>(values), dense->as<float>());
+    } else if (matrix.dtype() == BSRMM_DTYPE_F16) {
+      densify_host(structure, static_cast<const detail::f16_t*>(values), dense->as<float>());
+    } else {
+      densify_host(structure, static_cast<const detail::bf16_t*>(values), dense->as<float>());
+    }
+    dense_values_ = std::move(dense);
   }
   return dense_values_->data();
 }

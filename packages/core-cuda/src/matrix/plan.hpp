@@ -73,13 +73,16 @@ class Plan {
   // blocks) on the matrix's CUDA device, for the dense fallback: rows * cols elements of device
   // memory for the matrix's lifetime. A matrix never changes its values, so it stays valid.
   const void* dense_values(const BsrMatrix& matrix, void* stream);
+  // The same for a CPU matrix, in host memory and in `element` (the CPU dense fallback's compute
+  // type: f64 for f64, f32 for the others, converted), for cpu_dense_blas.
+  const void* dense_host_values(const BsrMatrix& matrix, bsrmm_dtype element);
 
  private:
   StructurePlan& structure_plan_;
   std::mutex mutex_;
   std::unique_ptr<BsrMatrix> transposed_;
   std::unique_ptr<detail::Buffer> values_f32_;
-  std::unique_ptr<detail::Buffer> dense_values_;
+  std::unique_ptr<detail::Buffer> dense_values_;  // a matrix is on one device: CUDA's or the host's
 };
 
 }  // namespace bsrmm::matrix

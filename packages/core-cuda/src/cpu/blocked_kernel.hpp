@@ -1,0 +1,208 @@
+// The register-tiled loop nest of cpu_blocked_simd, written once for every instruction set:
+// Tile<T, VectorBytes, MR, NV> computes MR rows of C x NV vectors of columns per micro-tile.
+// Included by one translation unit per instruction set, each compiling it for its target
+// (blocked_rows.cpp: target_clones AVX2 / baseline; blocked_rows_avx512.cpp: AVX-512). Its
+// contents have internal linkage on purpose: two TUs' copies are different machine code and
+// must never be merged by the linker. Headers a TU shares with the rest of the library are
+// included before it switches target, so their inline functions keep the baseline ISA.
+#pragma once
+
+#include "../common/half.hpp"
+#include "../common/limits.hpp"
+#include "blocked_rows.hpp"
+#include "epilogue.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#define BSRMM_INLINE inline __attribute__((always_inline))
+
+namespace bsrmm::cpu {
+namespace {  // NOLINT: per-TU copies, see above
+
+template <typename T, int VectorBytes, int MR, int NV>
+struct Tile {
+  static constexpr int lanes = VectorBytes / static_cast<int>(sizeof(T));
+  static constexpr int cols = NV * lanes;  // the packed strip width
+  // `vec` for arithmetic; `unaligned` for loads and stores anywhere (element alignment, may
+  // alias the element type).
+  typedef T vec __attribute__((vector_size(VectorBytes)));
+  typedef T unaligned __attribute__((vector_size(VectorBytes), aligned(sizeof(T)), may_alias));
+
+  // tile[mr x nv vectors] (+)= sum over `count` blocks and k of A[i0 + m][k] * B[col * bw + k][j0..]:
+  // `a` points at row i0 of the first block, `b` at column j0 of B's first row, `tile` (rows
+  // `cols` apart) holds the running sums when `accumulate`.
+  template <int mr, int nv>
+  static BSRMM_INLINE void micro(bool accumulate, const T* a, const int32_t* col, int32_t count,
+                                 int64_t block_stride, int32_t bw, const T* b, int64_t ldb, T* tile) {
+    // Fully unrolled so the accumulators live in registers for the whole block row.
+    vec acc[mr][nv];
+#pragma GCC unroll 16
+    for (int m = 0; m < mr; ++m) {
+#pragma GCC unroll 16
+      for (int v = 0; v < nv; ++v) {
+        acc[m][v] = accumulate ? vec(*reinterpret_cast<const unaligned*>(tile + m * cols + v * lanes)) : vec{};
+      }
+    }
+    for (int32_t p = 0; p < count; ++p) {
+      const T* block = a + p * block_stride;
+      const T* panel = b + int64_t{col[p]} * bw * ldb;
+      for (int32_t k = 0; k < bw; ++k) {
+        const T* b_row = panel + k * ldb;
+        vec bv[nv];
+#pragma GCC unroll 16
+        for (int v = 0; v < nv; ++v) bv[v] = *reinterpret_cast<const unaligned*>(b_row + v * lanes);
+#pragma GCC unroll 16
+        for (int m = 0; m < mr; ++m) {
+          const T s = block[m * bw + k];
+#pragma GCC unroll 16
+          for (int v = 0; v < nv; ++v) acc[m][v] += s * bv[v];
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < mr; ++m) {
+#pragma GCC unroll 16
+      for (int v = 0; v < nv; ++v) *reinterpret_cast<unaligned*>(tile + m * cols + v * lanes) = acc[m][v];
+    }
+  }
+
+  template <int mr, int nv>
+  static BSRMM_INLINE void micro_nv(int want_nv, bool accumulate, const T* a, const int32_t* col,
+                                    int32_t count, int64_t block_stride, int32_t bw, const T* b,
+                                    int64_t ldb, T* tile) {
+    if constexpr (nv > 1) {
+      if (want_nv < nv) {
+        micro_nv<mr, nv - 1>(want_nv, accumulate, a, col, count, block_stride, bw, b, ldb, tile);
+        return;
+      }
+    }
+    micro<mr, nv>(accumulate, a, col, count, block_stride, bw, b, ldb, tile);
+  }
+
+  template <int mr>
+  static BSRMM_INLINE void micro_any(int want_mr, int want_nv, bool accumulate, const T* a,
+                                     const int32_t* col, int32_t count, int64_t block_stride,
+                                     int32_t bw, const T* b, int64_t ldb, T* tile) {
+    if constexpr (mr > 1) {
+      if (want_mr < mr) {
+        micro_any<mr - 1>(want_mr, want_nv, accumulate, a, col, count, block_stride, bw, b, ldb, tile);
+        return;
+      }
+    }
+    micro_nv<mr, NV>(want_nv, accumulate, a, col, count, block_stride, bw, b, ldb, tile);
+  }
+
+  // Rows of B taken per pass down a block row: their strip (rows x cols) is ~12 KiB, so it
+  // stays in L1 while every micro-tile of the block row reuses it.
+  static constexpr int32_t strip_rows = 12 * 1024 / (cols * static_cast<int32_t>(sizeof(T)));
+
+  template <typename S>
+  static BSRMM_INLINE T load(S x) {
+    if constexpr (std::is_same_v<S, detail::f16_t> || std::is_same_v<S, detail::bf16_t>) {
+      return detail::to_float(x);
+    } else {
+      return static_cast<T>(x);
+    }
+  }
+
+  // Writes rows x cols of the tile into C at (row0, col0) through the epilogue; C elements are S.
+  template <typename S>
+  static BSRMM_INLINE void store(const T* tile, int rows, int count, const BlockedProblem& problem,
+                                 int64_t row0, int64_t col0) {
+    const bsrmm_dense& c = problem.c;
+    S* out = static_cast<S*>(c.data);
+    const T alpha = static_cast<T>(problem.alpha);
+    const T beta = static_cast<T>(problem.beta);
+    const bool read_c = problem.beta != 0.0;
+    const bool row_major = c.layout == BSRMM_LAYOUT_ROW_MAJOR;
+    if constexpr (std::is_same_v<S, T>) {
+      // The common epilogue (C row-major in the compute type, no bias, no activation) as plain
+      // loops the compiler vectorises: at tiny blocks the store is a large part of the work.
+      if (row_major && problem.bias == nullptr && problem.activation == BSRMM_ACTIVATION_NONE) {
+        for (int m = 0; m < rows; ++m) {
+          T* to = out + (row0 + m) * c.ld + col0;
+          const T* from = tile + m * cols;
+          if (read_c) {
+            for (int j = 0; j < count; ++j) to[j] = alpha * from[j] + beta * to[j];
+          } else {
+            for (int j = 0; j < count; ++j) to[j] = alpha * from[j];
+          }
+        }
+        return;
+      }
+    }
+    for (int m = 0; m < rows; ++m) {
+      const int64_t row = row0 + m;
+      const T bias = problem.bias ? load(static_cast<const S*>(problem.bias)[row]) : T(0);
+      for (int j = 0; j < count; ++j) {
+        const int64_t at = row_major ? row * c.ld + col0 + j : (col0 + j) * c.ld + row;
+        T value = alpha * tile[m * cols + j];
+        if (read_c) value += beta * load(out[at]);
+        if (problem.bias) value += bias;
+        out[at] = detail::Store<S>::from(activate(value, problem.activation));
+      }
+    }
+  }
+
+  template <typename S>
+  static BSRMM_INLINE void rows(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
+                                int64_t col_begin, int64_t col_end) {
+    const int32_t bh = problem.block_height;
+    const int32_t bw = problem.block_width;
+    const int64_t block_stride = int64_t{bh} * bw;
+    const T* values = static_cast<const T*>(problem.a_values);
+    const T* b = static_cast<const T*>(problem.b);
+    const int64_t k_rows = problem.b_rows;
+    const int64_t n = problem.c.cols;
+    // The block row's accumulators for one column strip: written by the micro-tiles pass after
+    // pass, then once through the epilogue.
+    alignas(64) T panel[detail::max_block_side * cols];
+    const int32_t blocks_per_pass = std::max<int32_t>(1, strip_rows / bw);
+
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const int32_t first = problem.row_ptr[r];
+      const int32_t count = problem.row_ptr[r + 1] - first;
+      const T* row_values = values + first * block_stride;
+      const int32_t* col = problem.col_idx + first;
+      for (int64_t j0 = col_begin; j0 < col_end; j0 += cols) {
+        const int nv = static_cast<int>(std::min<int64_t>(cols, col_end - j0) + lanes - 1) / lanes;
+        const int stored = static_cast<int>(std::min<int64_t>(nv * lanes, n - j0));
+        if (stored <= 0) break;
+        // The strip's rows are contiguous and only as wide as the strip: no cache-set conflicts
+        // from a power-of-two leading dimension, and the hardware prefetcher sees one stream.
+        // No blocks, no staged B (b may be NULL, and NULL + offset is undefined).
+        const T* strip = count == 0 ? nullptr : b + j0 * (problem.b_in_place ? 1 : k_rows);
+        const int64_t ldb = problem.b_in_place ? problem.b_ld : std::min<int64_t>(cols, problem.b_width - j0);
+        if (count == 0) std::fill(panel, panel + int64_t{bh} * cols, T(0));
+        for (int32_t pass = 0; pass < count; pass += blocks_per_pass) {
+          const int32_t blocks = std::min(blocks_per_pass, count - pass);
+          for (int32_t i0 = 0; i0 < bh; i0 += MR) {
+            micro_any<MR>(std::min(MR, bh - i0), nv, pass > 0,
+                          row_values + pass * block_stride + int64_t{i0} * bw, col + pass, blocks,
+                          block_stride, bw, strip, ldb, panel + int64_t{i0} * cols);
+          }
+        }
+        store<S>(panel, bh, stored, problem, r * bh, j0);
+      }
+    }
+  }
+
+  // The f32 entry (C in f32, f16 or bf16) and the f64 one.
+  static BSRMM_INLINE void rows_by_output(const BlockedProblem& problem, int64_t row_begin,
+                                          int64_t row_end, int64_t col_begin, int64_t col_end) {
+    if constexpr (sizeof(T) == 8) {
+      rows<double>(problem, row_begin, row_end, col_begin, col_end);
+    } else {
+      switch (problem.c.dtype) {
+        case BSRMM_DTYPE_F16: rows<detail::f16_t>(problem, row_begin, row_end, col_begin, col_end); break;
+        case BSRMM_DTYPE_BF16: rows<detail::bf16_t>(problem, row_begin, row_end, col_begin, col_end); break;
+        default: rows<float>(problem, row_begin, row_end, col_begin, col_end); break;
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace bsrmm::cpu

@@ -1,0 +1,251 @@
+"""bsrmm's CPU path against every CPU peer, in one process, on issue 22's cases.
+
+Peers: dense BLAS through numpy (its thread count recorded through threadpoolctl), scipy.sparse
+BSR and CSR, Intel MKL's sparse multiply (sparse_dot_mkl over the `mkl` wheel's libmkl_rt, CSR
+and, for square blocks, BSR), torch's CPU sparse matmul (CSR, BSR) where torch is installed.
+Every output is checked against a float64 product before timing; times are medians over rounds
+that run each contender once in turn (so a load change on a shared machine hits all of them).
+
+bsrmm is loaded from a shared build through ctypes (no binding needed), with BSRMM_BLAS pointed
+at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can run:
+
+    cmake -S packages/core-cuda -B /tmp/bsrmm-shared -G Ninja -DCMAKE_BUILD_TYPE=Release \\
+        -DBUILD_SHARED_LIBS=ON -DBSRMM_CUDA=OFF && cmake --build /tmp/bsrmm-shared -j2
+    python packages/core-cuda/tests/perf/cpu_peers.py /tmp/bsrmm-shared/libbsrmm.so [--only NAME]
+
+"bsrmm" is the default context after tuning (tuning mode AUTO, cache in a temporary file);
+"bsrmm untuned" is the heuristic's pick (tuning OFF).
+"""
+import argparse
+import ctypes as C
+import glob
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_vs_scipy import BsrDesc, Dense, Device, check  # noqa: E402
+
+DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 3}
+
+
+def numpy_openblas():
+    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "libscipy_openblas*.so"))
+    return os.path.realpath(libs[0]) if libs else None
+
+
+def mkl_rt():
+    if os.environ.get("MKL_RT"):
+        return os.environ["MKL_RT"]
+    from importlib import metadata
+    try:
+        files = [f for f in metadata.files("mkl") or [] if "libmkl_rt.so" in str(f)]
+    except metadata.PackageNotFoundError:
+        return None
+    if files:
+        os.environ["MKL_RT"] = str(files[0].locate().resolve())
+        return os.environ["MKL_RT"]
+    return None
+
+
+# ---- patterns -----------------------------------------------------------------------------
+
+def stencil(dims, points, block, dtype, rng):
+    """A block stencil on a grid: one block row per grid point, a block per neighbour."""
+    shape = tuple(dims)
+    n = int(np.prod(shape))
+    coords = np.stack(np.unravel_index(np.arange(n), shape), axis=1)
+    if points in (5, 7):
+        offsets = [o for o in np.ndindex(*(3,) * len(shape)) if sum(abs(x - 1) for x in o) <= 1]
+    else:  # 9-point (2-D) or 27-point (3-D): the whole 3^d neighbourhood
+        offsets = list(np.ndindex(*(3,) * len(shape)))
+    rows, cols = [], []
+    for o in offsets:
+        nb = coords + (np.array(o) - 1)
+        ok = np.all((nb >= 0) & (nb < np.array(shape)), axis=1)
+        rows.append(np.nonzero(ok)[0])
+        cols.append(np.ravel_multi_index(tuple(nb[ok].T), shape))
+    rows = np.concatenate(rows)
+    cols = np.concatenate(cols)
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int32)
+    data = rng.uniform(-1, 1, (len(cols), block, block)).astype(dtype)
+    return sp.bsr_array((data, cols.astype(np.int32), indptr), shape=(n * block, n * block))
+
+
+def uniform(m, k, block, density, dtype, rng):
+    rows, cols = m // block, k // block
+    mask = rng.random((rows, cols)) < density
+    return from_mask(mask, block, dtype, rng)
+
+
+def causal(m, block, dtype, rng):
+    rows = m // block
+    return from_mask(np.tril(np.ones((rows, rows), dtype=bool)), block, dtype, rng)
+
+
+def from_mask(mask, block, dtype, rng):
+    indptr = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]).astype(np.int32)
+    indices = np.nonzero(mask)[1].astype(np.int32)
+    data = rng.uniform(-1, 1, (len(indices), block, block)).astype(dtype)
+    return sp.bsr_array((data, indices, indptr), shape=(mask.shape[0] * block, mask.shape[1] * block))
+
+
+def cases(rng):
+    f32, f64 = np.float32, np.float64
+    for n in (1, 16, 64):
+        yield f"stencil9 256^2 3x3 f64 N={n}", lambda: stencil((256, 256), 9, 3, f64, rng), n
+    for n in (1, 16):
+        yield f"stencil27 24^3 4x4 f64 N={n}", lambda: stencil((24, 24, 24), 27, 4, f64, rng), n
+    yield "4096^2 b16 d0.05 f32 N=256", lambda: uniform(4096, 4096, 16, 0.05, f32, rng), 256
+    yield "4096^2 b64 d0.25 f32 N=256", lambda: uniform(4096, 4096, 64, 0.25, f32, rng), 256
+    yield "2048^2 b32 causal f32 N=128", lambda: causal(2048, 32, f32, rng), 128
+    yield "2048^2 b32 d0.125 f64 N=128", lambda: uniform(2048, 2048, 32, 0.125, f64, rng), 128
+    yield "4096^2 b64 d0.125 f32 N=1", lambda: uniform(4096, 4096, 64, 0.125, f32, rng), 1
+
+
+# ---- contenders ---------------------------------------------------------------------------
+
+class Bsrmm:
+    def __init__(self, lib, tuning):
+        self.lib = lib
+        self.ctx = C.c_void_p()
+        check(lib, lib.bsrmm_context_create(Device(0, 0), C.byref(self.ctx)))
+        check(lib, lib.bsrmm_context_set_tuning_mode(self.ctx, tuning))
+
+    def prepare(self, a, b):
+        lib = self.lib
+        a.sort_indices()
+        self.keep = (a.data, a.indices, a.indptr)
+        bh, bw = a.blocksize
+        desc = BsrDesc(a.shape[0], a.shape[1], bh, bw, a.indices.size, a.indptr.ctypes.data,
+                       a.indices.ctypes.data, 0, a.data.ctypes.data, DTYPES[a.dtype], Device(0, 0))
+        matrix = C.c_void_p()
+        check(lib, lib.bsrmm_matrix_create(self.ctx, C.byref(desc), 0, C.byref(matrix)))
+        self.matrix = matrix
+        out = np.full((a.shape[0], b.shape[1]), np.nan, dtype=a.dtype)
+        bd = Dense(b.ctypes.data, b.shape[0], b.shape[1], b.shape[1], 0, DTYPES[b.dtype], Device(0, 0))
+        cd = Dense(out.ctypes.data, out.shape[0], out.shape[1], out.shape[1], 0, DTYPES[b.dtype], Device(0, 0))
+
+        def run():
+            check(lib, lib.bsrmm_matmul(self.ctx, matrix, C.byref(bd), C.byref(cd), None))
+            return out
+        return run
+
+    def variant(self):
+        return self.lib.bsrmm_context_last_variant(self.ctx).decode()
+
+    def release(self):
+        self.lib.bsrmm_matrix_destroy(self.matrix)
+
+
+def contenders(lib, a, b, have_mkl):
+    out = {}
+    tuned, untuned = Bsrmm(lib, 1), Bsrmm(lib, 0)
+    out["bsrmm"] = (tuned.prepare(a, b), tuned)
+    out["bsrmm untuned"] = (untuned.prepare(a, b), untuned)
+    dense = a.toarray()
+    out["dense numpy"] = (lambda: dense @ b, None)
+    out["scipy BSR"] = (lambda: a @ b, None)
+    csr = a.tocsr()
+    out["scipy CSR"] = (lambda: csr @ b, None)
+    if have_mkl:
+        import sparse_dot_mkl
+        mkl_out = np.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
+        out["MKL CSR"] = (lambda: sparse_dot_mkl.dot_product_mkl(csr, b, out=mkl_out, out_scalar=0.0), None)
+        if a.blocksize[0] == a.blocksize[1]:
+            mkl_bsr_out = np.empty_like(mkl_out)
+            out["MKL BSR"] = (lambda: sparse_dot_mkl.dot_product_mkl(a, b, out=mkl_bsr_out, out_scalar=0.0), None)
+    try:
+        import torch
+        tb = torch.from_numpy(b)
+        tcsr = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)),
+                                       torch.from_numpy(csr.indices.astype(np.int64)),
+                                       torch.from_numpy(csr.data), size=csr.shape)
+        out["torch CSR"] = (lambda: (tcsr @ tb).numpy(), None)
+    except ImportError:
+        pass
+    return out, (tuned, untuned)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("library")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--min-seconds", type=float, default=0.05,
+                        help="repeat a contender within a round until this long, report per call")
+    args = parser.parse_args()
+
+    blas = numpy_openblas()
+    if blas and not os.environ.get("BSRMM_BLAS"):
+        os.environ["BSRMM_BLAS"] = blas
+    os.environ.setdefault("BSRMM_TUNING_CACHE", os.path.join(tempfile.mkdtemp(), "tuning.json"))
+    have_mkl = mkl_rt() is not None
+    if have_mkl:
+        try:
+            import sparse_dot_mkl  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            print(f"# MKL unavailable: {e}")
+            have_mkl = False
+    lib = C.CDLL(args.library)
+    lib.bsrmm_last_error.restype = C.c_char_p
+    lib.bsrmm_context_last_variant.restype = C.c_char_p
+
+    from threadpoolctl import threadpool_info
+    print(f"# BSRMM_BLAS={os.environ.get('BSRMM_BLAS')}  MKL_RT={os.environ.get('MKL_RT')}")
+    print("# BLAS libraries loaded (threadpoolctl): " + "; ".join(
+        f"{i['internal_api']} {i.get('version')} threads {i['num_threads']} ({os.path.basename(i['filepath'])})"
+        for i in threadpool_info() if i["user_api"] == "blas"))
+    if have_mkl:
+        import sparse_dot_mkl
+        print(f"# MKL threads {sparse_dot_mkl.mkl_get_max_threads()}")
+    print(f"# medians of {args.rounds} rounds; each round runs every contender in turn")
+    rng = np.random.default_rng(0)
+    for name, make, n in cases(rng):
+        if args.only and args.only not in name:
+            continue
+        a = make()
+        b = rng.uniform(-1, 1, (a.shape[1], n)).astype(a.dtype)
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        scale = (abs(a).astype(np.float64) @ abs(b).astype(np.float64)).max()
+        tol = (1e-5 if a.dtype == np.float32 else 1e-12) * scale
+        runs, handles = contenders(lib, a, b, have_mkl)
+        for who, (fn, _) in runs.items():
+            for _ in range(4):  # the tuned context tunes on its first calls
+                got = fn()
+            err = np.abs(np.asarray(got, dtype=np.float64) - expected).max()
+            assert err <= tol, f"{name}: {who} is wrong (max error {err:.3g}, tolerance {tol:.3g})"
+        reps = {}
+        for who, (fn, _) in runs.items():
+            t0 = time.perf_counter()
+            fn()
+            reps[who] = max(1, int(args.min_seconds / max(time.perf_counter() - t0, 1e-6)))
+        times = {who: [] for who in runs}
+        for _ in range(args.rounds):
+            for who, (fn, _) in runs.items():
+                t0 = time.perf_counter()
+                for _ in range(reps[who]):
+                    fn()
+                times[who].append((time.perf_counter() - t0) / reps[who])
+        med = {who: statistics.median(t) * 1e3 for who, t in times.items()}
+        peers = {w: t for w, t in med.items() if not w.startswith("bsrmm")}
+        best_peer = min(peers, key=peers.get)
+        density = a.nnz / (a.shape[0] * a.shape[1])
+        print(f"\n{name}  ({a.shape[0]}x{a.shape[1]}, nnzb {a.indices.size}, density {density:.4f})")
+        for who in sorted(med, key=med.get):
+            extra = f"  [{handles[0].variant() if who == 'bsrmm' else handles[1].variant()}]" if who.startswith("bsrmm") else ""
+            print(f"  {who:14} {med[who]:9.3f} ms{extra}")
+        print(f"  => bsrmm / best peer ({best_peer}): {med['bsrmm'] / peers[best_peer]:.2f}x time")
+        for h in handles:
+            h.release()
+
+
+if __name__ == "__main__":
+    main()
