@@ -78,27 +78,85 @@ def fixed_count(density: float, block_cols: int) -> int:
     return int(min(max(math.floor(density * block_cols + 0.5), 1), block_cols))
 
 
+# Rows whose column shuffle is held densely at once (rows x block_cols int64 each), and the most
+# columns a row may keep to be shuffled sparsely instead (only the positions swaps touched).
+_DENSE_SHUFFLE_ELEMENTS = 1 << 24
+_SPARSE_SHUFFLE_MAX_COUNT = 64
+
+
 def _columns_per_row(counts: np.ndarray, block_cols: int, seed: int) -> Pattern:
     """Row r keeps counts[r] distinct columns: the first counts[r] entries of a partial
     Fisher-Yates shuffle of 0..block_cols-1 whose j-th swap uses draw(seed, PATTERN,
-    r * block_cols + j) (PRNG.md §6.1). Vectorised over rows, one swap step at a time."""
+    r * block_cols + j) (PRNG.md §6.1). Vectorised over rows, one swap step at a time; rows are
+    taken in chunks (the fullest first) so memory stays bounded for 2^20-column grids: a chunk
+    of full rows holds the shuffled columns densely, a chunk of short rows only the positions
+    its swaps touched (same draws, same result)."""
     rows = counts.size
     counts = counts.astype(np.int64)
-    perm = np.tile(np.arange(block_cols, dtype=np.int64), (rows, 1))
-    row_base = np.arange(rows, dtype=np.uint64) * np.uint64(block_cols)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    start = 0
+    while start < rows:
+        if counts[order[start]] > _SPARSE_SHUFFLE_MAX_COUNT:
+            chunk = order[start:start + max(1, _DENSE_SHUFFLE_ELEMENTS // block_cols)]
+            chosen = _shuffle_dense(chunk, counts[chunk], block_cols, seed)
+        else:
+            chunk = order[start:start + max(1, _DENSE_SHUFFLE_ELEMENTS // max(1, int(counts[order[start]])))]
+            chosen = _shuffle_sparse(chunk, counts[chunk], block_cols, seed)
+        start += chunk.size
+        chosen.sort(axis=1)  # the sentinel block_cols sorts last
+        keep = np.arange(chosen.shape[1])[None, :] < counts[chunk][:, None]
+        slots = indptr[chunk][:, None] + np.arange(chosen.shape[1])[None, :]
+        indices[slots[keep]] = chosen[keep]
+    return Pattern(rows, block_cols, indptr, indices)
+
+
+def _swap_draws(row_ids: np.ndarray, j: int, block_cols: int, seed: int) -> np.ndarray:
+    u = prng.draw(seed, prng.STREAM_PATTERN, row_ids.astype(np.uint64) * np.uint64(block_cols) + np.uint64(j))
+    return j + prng.bounded(u, block_cols - j).astype(np.int64)
+
+
+def _shuffle_dense(row_ids: np.ndarray, counts: np.ndarray, block_cols: int, seed: int) -> np.ndarray:
+    """The first counts[i] shuffled columns of each row (block_cols where a row has fewer),
+    holding every row's whole permutation."""
+    perm = np.tile(np.arange(block_cols, dtype=np.int64), (row_ids.size, 1))
     for j in range(int(counts.max(initial=0))):
         live = np.nonzero(counts > j)[0]
-        u = prng.draw(seed, prng.STREAM_PATTERN, row_base[live] + np.uint64(j))
-        t = j + prng.bounded(u, block_cols - j).astype(np.int64)
+        t = _swap_draws(row_ids[live], j, block_cols, seed)
         picked = perm[live, t]
         perm[live, t] = perm[live, j]
         perm[live, j] = picked
-    indptr = np.zeros(rows + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    keep = np.arange(block_cols)[None, :] < counts[:, None]
-    chosen = np.where(keep, perm, block_cols)  # sentinel sorts last
-    chosen.sort(axis=1)
-    return Pattern(rows, block_cols, indptr, chosen[keep])
+    width = int(counts.max(initial=0))
+    return np.where(np.arange(width)[None, :] < counts[:, None], perm[:, :width], block_cols)
+
+
+def _shuffle_sparse(row_ids: np.ndarray, counts: np.ndarray, block_cols: int, seed: int) -> np.ndarray:
+    """Same result as _shuffle_dense, holding only what swaps wrote: swap j reads positions j
+    and t >= j and writes position t (position j is never read again), so slot j of a row
+    remembers (t, value) and a read takes the latest slot naming the position, else the
+    position itself."""
+    width = int(counts.max(initial=0))
+    keys = np.full((row_ids.size, width), -1, dtype=np.int64)
+    vals = np.zeros((row_ids.size, width), dtype=np.int64)
+    out = np.full((row_ids.size, width), block_cols, dtype=np.int64)
+
+    def read(live: np.ndarray, positions: np.ndarray, j: int) -> np.ndarray:
+        if j == 0:
+            return positions.copy()
+        hits = keys[live, :j] == positions[:, None]
+        last = j - 1 - np.argmax(hits[:, ::-1], axis=1)
+        return np.where(hits.any(axis=1), vals[live, last], positions)
+
+    for j in range(width):
+        live = np.nonzero(counts > j)[0]
+        t = _swap_draws(row_ids[live], j, block_cols, seed)
+        at_j = read(live, np.full(live.size, j, dtype=np.int64), j)
+        out[live, j] = read(live, t, j)
+        keys[live, j] = t
+        vals[live, j] = at_j
+    return out
 
 
 def bernoulli(block_rows: int, block_cols: int, density: float, seed: int) -> Pattern:
@@ -185,10 +243,14 @@ def row_order(block_rows: int, seed: int) -> np.ndarray:
 
 
 def banded(block_rows: int, block_cols: int, lower: int, upper: int) -> Pattern:
-    """Block (r, c) is kept when -lower <= c - r <= upper (PRNG.md §6.4); causal is upper = 0."""
-    r = np.arange(block_rows)[:, None]
-    c = np.arange(block_cols)[None, :]
-    return _from_mask((c - r >= -lower) & (c - r <= upper))
+    """Block (r, c) is kept when -lower <= c - r <= upper (PRNG.md §6.4); causal is upper = 0.
+    Built from the band's offsets (a 2^17-row band is 2^17 x 3 blocks, not a 2^34-cell mask)."""
+    offsets = np.arange(-min(lower, block_rows - 1), min(upper, block_cols - 1) + 1, dtype=np.int64)
+    cols = np.arange(block_rows, dtype=np.int64)[:, None] + offsets[None, :]
+    keep = (cols >= 0) & (cols < block_cols)
+    indptr = np.zeros(block_rows + 1, dtype=np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    return Pattern(block_rows, block_cols, indptr, cols[keep])
 
 
 def block_diagonal(block_rows: int, block_cols: int, groups: int) -> Pattern:

@@ -12,6 +12,9 @@ from . import patterns, prng
 STREAM_SAMPLE = 7  # PRNG stream of the sampler's choices (cases/PRNG.md §1)
 AXES = ("n", "block", "precision", "rows_log2", "pattern")
 _ITEM = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+# power_law's fullest rows hold every column (PRNG.md §6.3): their shuffles are generated densely,
+# one swap step per column, so its draws stay at or below this many block columns.
+POWER_LAW_MAX_BLOCK_COLS = 16384
 
 
 def sample_entry(entry: dict, defaults: dict, where: str) -> list:
@@ -30,8 +33,9 @@ def sample_entry(entry: dict, defaults: dict, where: str) -> list:
 def draw(spec: dict, where: str = "sample") -> list[dict]:
     """Case fields for up to spec["count"] distinct draws. Draw i chooses axis j's value with
     bounded(draw(seed, SAMPLE, 8 i + j), len(axis)); the rows (m = k = 2^rows_log2, rounded down
-    to a multiple of the block) are then halved until the case fits every limit, and a draw that
-    cannot fit at the smallest rows is dropped. At most 50 * count draws are made."""
+    to a multiple of the block) are then halved until the case fits every limit (and, for
+    power_law, POWER_LAW_MAX_BLOCK_COLS), and a draw that cannot fit at the smallest rows is
+    dropped. At most 50 * count draws are made."""
     for name in AXES + ("count", "seed"):
         if name not in spec:
             raise ValueError(f"{where}: sample needs {name!r} (axes {AXES}, count, seed, and optional limits)")
@@ -79,6 +83,8 @@ def _fit(n: int, block, precision: str, pattern: dict, rows_log2: int, lo: int, 
         per_row = spec.pop("row_blocks", None)
         if per_row is not None:
             spec["density"] = min(1.0, per_row / block_cols)
+        if spec["kind"] == "power_law" and block_cols > POWER_LAW_MAX_BLOCK_COLS:
+            continue
         nnzb = block_rows * _blocks_per_row(spec, block_rows, block_cols)
         values = nnzb * bh * bw + rows * n
         size = _ITEM[dtype] * (values + rows * n)

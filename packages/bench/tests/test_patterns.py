@@ -137,3 +137,29 @@ def test_topk_keeps_the_largest_blocks_of_the_dense_weight():
 def test_bad_specs_name_the_field(spec, field):
     with pytest.raises(ValueError, match=field):
         patterns.generate(spec, 4, 4, seed=1, block_shape=(2, 2))
+
+
+def test_dense_and_sparse_shuffles_agree(monkeypatch):
+    """The chunked column shuffle gives one answer whichever way a chunk holds its rows."""
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        rows, cols, seed = int(rng.integers(1, 40)), int(rng.integers(1, 200)), int(rng.integers(0, 99))
+        counts = rng.integers(0, cols + 1, size=rows) if trial % 2 else np.minimum(rng.integers(0, cols + 1, size=rows), 6)
+        results = []
+        for dense_elements, sparse_max in ((1 << 24, 0), (1 << 24, 10**9), (7, 3)):
+            monkeypatch.setattr(patterns, "_DENSE_SHUFFLE_ELEMENTS", dense_elements)
+            monkeypatch.setattr(patterns, "_SPARSE_SHUFFLE_MAX_COUNT", sparse_max)
+            p = patterns._columns_per_row(counts, cols, seed)
+            results.append((p.indptr.tolist(), p.indices.tolist()))
+        assert results[0] == results[1] == results[2], trial
+
+
+def test_banded_is_the_band_of_the_spec():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        r, c, lo, up = (int(x) for x in rng.integers(1, 40, size=4))
+        p = patterns.banded(r, c, lo, up)
+        i, j = np.meshgrid(np.arange(r), np.arange(c), indexing="ij")
+        mask = (j - i >= -lo) & (j - i <= up)
+        assert p.indptr.tolist() == [0] + np.cumsum(mask.sum(axis=1)).tolist()
+        assert p.indices.tolist() == np.nonzero(mask)[1].tolist()
