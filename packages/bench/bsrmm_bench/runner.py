@@ -121,7 +121,8 @@ def run_suite(
             backends[device] = make_backend(device, cpu_budget, gpu_budget)
             bw = backends[device].bandwidth()
             doc["environment"].setdefault("memory_bandwidth", {})[device] = bw
-            log(f"{device}: memory bandwidth {bw['bytes_per_s'] / 1e9:.0f} GB/s ({bw['source']})")
+            rate = f"{bw['bytes_per_s'] / 1e9:.0f} GB/s" if bw.get("bytes_per_s") else "unknown"
+            log(f"{device}: memory bandwidth {rate} ({bw['source']})")
         impls = implementations(device) if implementations else [ours.OURS] + peers.for_device(device)
         log(f"[{position}/{len(plan)}] {device} {case.id}  (+{time.perf_counter() - started_at:.0f} s)")
         t0 = time.perf_counter()
