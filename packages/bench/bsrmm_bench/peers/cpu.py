@@ -6,6 +6,7 @@ cannot run (package missing, dtype, size) instead of being dropped."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -104,20 +105,19 @@ def _prepare_torch(fmt: str):
             import torch
         except Exception as e:
             raise Unavailable(f"torch is not importable ({type(e).__name__}: {e})") from e
+        op_block = (case.block[1], case.block[0]) if case.transpose_a else case.block
+        if fmt == "bsr" and op_block[0] != op_block[1]:
+            raise Unavailable(f"torch's CPU BSR product (MKL) needs square blocks, this case has {op_block[0]} x {op_block[1]}")
         dtype = backend.numpy_dtype(case.dtype)
         mats = []
         for a in _op_scipy(ops, dtype):
-            if fmt == "csr":
-                a = a.tocsr()
-                mats.append(torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
-                                                    torch.from_numpy(a.indices.astype(np.int64)),
-                                                    torch.from_numpy(np.ascontiguousarray(a.data)), size=a.shape))
-            else:
-                a = a.tobsr(blocksize=(case.block[1], case.block[0]) if case.transpose_a else case.block)
-                a.sort_indices()
-                mats.append(torch.sparse_bsr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
-                                                    torch.from_numpy(a.indices.astype(np.int64)),
-                                                    torch.from_numpy(np.ascontiguousarray(a.data)), size=a.shape))
+            a = a.tocsr() if fmt == "csr" else a.tobsr(blocksize=op_block)
+            a.sort_indices()
+            make = torch.sparse_csr_tensor if fmt == "csr" else torch.sparse_bsr_tensor
+            with warnings.catch_warnings():  # "sparse support is in beta": said once per tensor otherwise
+                warnings.simplefilter("ignore", UserWarning)
+                mats.append(make(torch.from_numpy(a.indptr.astype(np.int64)), torch.from_numpy(a.indices.astype(np.int64)),
+                                 torch.from_numpy(np.ascontiguousarray(a.data)), size=a.shape, check_invariants=False))
         b = [torch.from_numpy(x) for x in context["b"]]
         outs: list = [None] * len(ops.sets)
 

@@ -4,6 +4,8 @@ torch.sparse._triton_ops.bsr_dense_mm."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..backends import Unavailable
@@ -24,12 +26,15 @@ def _op_bsr_arrays(ops, set_index: int):
 def torch_bsr(ops, backend, set_index: int):
     torch = backend.torch
     indptr, indices, data = _op_bsr_arrays(ops, set_index)
-    return torch.sparse_bsr_tensor(
-        torch.from_numpy(indptr.astype(np.int64)).to(backend.dev),
-        torch.from_numpy(indices.astype(np.int64)).to(backend.dev),
-        backend.array(np.ascontiguousarray(data), ops.case.dtype),
-        size=(ops.case.m, ops.case.k),
-    )
+    with warnings.catch_warnings():  # "sparse support is in beta": said once per tensor otherwise
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.sparse_bsr_tensor(
+            torch.from_numpy(indptr.astype(np.int64)).to(backend.dev),
+            torch.from_numpy(indices.astype(np.int64)).to(backend.dev),
+            backend.array(np.ascontiguousarray(data), ops.case.dtype),
+            size=(ops.case.m, ops.case.k),
+            check_invariants=False,
+        )
 
 
 def dense_on_device(ops, backend, set_index: int):
