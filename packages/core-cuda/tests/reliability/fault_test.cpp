@@ -112,7 +112,7 @@ void in_fresh_process(const char* test) {
   ASSERT_GE(pid, 0) << "fork failed";
   if (pid == 0) {
     setenv("BSRMM_TEST_OOM_CHILD", "1", 1);
-    alarm(240);  // kept across exec: a child that hangs dies of SIGALRM and fails its test
+    alarm(120);  // kept across exec: a child that hangs dies of SIGALRM and fails its test
     const std::string filter = std::string("--gtest_filter=") + test;
     execl("/proc/self/exe", "bsrmm_reliability_tests", filter.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
@@ -329,34 +329,41 @@ TEST(FaultsInAFreshProcess, EveryCallUnderALimit) {
   bsrmm_dense bd = b.desc(), cd = c.desc();
   const bsrmm_device cpu{BSRMM_DEVICE_CPU, 0};
   int out_of_memory = 0, calls = 0;
-  for (const int64_t room_kib : {0, 256, 1024, 4096, 16384, 65536}) {
-    const std::string at = " with " + std::to_string(room_kib) + " KiB to spare";
-    bsrmm_context_t ctx = nullptr;
-    bsrmm_matrix_t a = nullptr;
-    auto call = [&](bsrmm_status status, const std::string& what) {
-      ++calls;
-      out_of_memory += expect_success_or_out_of_memory(status, what + at) == BSRMM_STATUS_OUT_OF_MEMORY;
-      return status == BSRMM_STATUS_SUCCESS;
-    };
-    set_address_space_limit(address_space_bytes() + room_kib * 1024);
-    if (call(bsrmm_context_create(cpu, &ctx), "bsrmm_context_create") &&
-        call(bsrmm_matrix_create(ctx, &desc, 0, &a), "bsrmm_matrix_create")) {
-      for (int m = 1; m <= 3; ++m)  // AUTO: the third call of a key tunes
-        call(bsrmm_matmul(ctx, a, &bd, &cd, nullptr), "AUTO multiply " + std::to_string(m));
-      call(bsrmm_tune(ctx, a, &bd, &cd, nullptr), "bsrmm_tune");
+  // The default thread count, and 8 threads (8 stacks of address space, more than the tighter
+  // limits leave) on any machine.
+  for (const int32_t threads : {0, 8}) {
+    for (const int64_t room_kib : {0, 256, 1024, 4096, 16384, 65536}) {
+      const std::string at =
+          " with " + std::to_string(room_kib) + " KiB to spare, threads = " + std::to_string(threads);
+      bsrmm_context_t ctx = nullptr;
+      bsrmm_matrix_t a = nullptr;
+      auto call = [&](bsrmm_status status, const std::string& what) {
+        ++calls;
+        out_of_memory += expect_success_or_out_of_memory(status, what + at) == BSRMM_STATUS_OUT_OF_MEMORY;
+        return status == BSRMM_STATUS_SUCCESS;
+      };
+      set_address_space_limit(address_space_bytes() + room_kib * 1024);
+      if (call(bsrmm_context_create(cpu, &ctx), "bsrmm_context_create") &&
+          call(bsrmm_context_set_num_threads(ctx, threads), "bsrmm_context_set_num_threads") &&
+          call(bsrmm_matrix_create(ctx, &desc, 0, &a), "bsrmm_matrix_create")) {
+        for (int m = 1; m <= 3; ++m)  // AUTO: the third call of a key tunes
+          call(bsrmm_matmul(ctx, a, &bd, &cd, nullptr), "AUTO multiply " + std::to_string(m));
+        call(bsrmm_tune(ctx, a, &bd, &cd, nullptr), "bsrmm_tune");
+      }
+      set_address_space_limit(-1);
+      // The next call succeeds: on the same handles where they were made, else on new ones.
+      if (ctx == nullptr) ASSERT_EQ(bsrmm_context_create(cpu, &ctx), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+      ASSERT_EQ(bsrmm_context_set_num_threads(ctx, threads), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+      if (a == nullptr) ASSERT_EQ(bsrmm_matrix_create(ctx, &desc, 0, &a), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+      c = c_before;
+      ASSERT_EQ(bsrmm_matmul(ctx, a, &bd, &cd, nullptr), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+      expect_matches(c, expected, "multiply after the limit" + at);
+      c = c_before;
+      ASSERT_EQ(bsrmm_tune(ctx, a, &bd, &cd, nullptr), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+      expect_matches(c, expected, "bsrmm_tune after the limit" + at);
+      bsrmm_matrix_destroy(a);
+      bsrmm_context_destroy(ctx);
     }
-    set_address_space_limit(-1);
-    // The next call succeeds: on the same handles where they were made, else on new ones.
-    if (ctx == nullptr) ASSERT_EQ(bsrmm_context_create(cpu, &ctx), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
-    if (a == nullptr) ASSERT_EQ(bsrmm_matrix_create(ctx, &desc, 0, &a), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
-    c = c_before;
-    ASSERT_EQ(bsrmm_matmul(ctx, a, &bd, &cd, nullptr), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
-    expect_matches(c, expected, "multiply after the limit" + at);
-    c = c_before;
-    ASSERT_EQ(bsrmm_tune(ctx, a, &bd, &cd, nullptr), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
-    expect_matches(c, expected, "bsrmm_tune after the limit" + at);
-    bsrmm_matrix_destroy(a);
-    bsrmm_context_destroy(ctx);
   }
   std::printf("[ fault    ] %d calls under address-space limits, %d of them OUT_OF_MEMORY\n", calls, out_of_memory);
 }
