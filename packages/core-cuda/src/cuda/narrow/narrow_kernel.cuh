@@ -21,9 +21,9 @@ namespace bsrmm::cuda::narrow {
 
 constexpr int kWarps = 8;  // warps of a CTA: consecutive row slices share B rows in L1
 constexpr int kThreads = kWarps * 32;
-// Steps of A in flight per buffer; fewer where 8-16 accumulators a lane leave no room.
+// Steps of A loaded ahead of their use; fewer where 16 accumulators a lane leave no room.
 template <int Cols>
-constexpr int kDepth = Cols >= 8 ? 2 : 4;
+constexpr int kDepth = Cols >= 16 ? 2 : 4;
 
 // How a lane reads its B values: whole runs where B's layout and alignment allow it.
 enum class BReads : int32_t {
@@ -51,7 +51,6 @@ struct NarrowParams {
   bool c_col_major;
   int64_t n;
   int32_t column_chunks;  // ceil(n / Cols)
-  int32_t split;          // warps sharing one row slice's steps: 1, 2, 4 or 8
   double alpha;
   double beta;
   const T* bias;
@@ -88,19 +87,15 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
   using Acc = typename Element<T>::Acc;
   __shared__ Acc partial[kWarps][Cols][33];
 
-  // Scheduler: a CTA takes kWarps / split consecutive row slices, `split` warps each, the warps
-  // of a slice taking its blocks' steps in turn (more loads in flight where slices are few and
-  // long); the column chunks of one group of slices are neighbouring CTAs, so A's second read
-  // (N > Cols) comes from L2.
+  // Scheduler: CTAs take kWarps consecutive row slices; the column chunks of one group of
+  // slices are neighbouring CTAs, so A's second read (N > Cols) comes from L2.
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  const int32_t split = p.split;
-  const int32_t part_of_unit = warp % split;
   const int32_t chunk = int32_t(blockIdx.x % unsigned(p.column_chunks));
-  const int64_t unit = int64_t(blockIdx.x / unsigned(p.column_chunks)) * (kWarps / split) + warp / split;
+  const int64_t unit = int64_t(blockIdx.x / unsigned(p.column_chunks)) * kWarps + warp;
   const WarpShape s = p.shape;
-  const bool unit_exists = unit < p.block_row_count * s.slices;
-  const int64_t position = unit_exists ? unit / s.slices : 0;
+  if (unit >= p.block_row_count * s.slices) return;
+  const int64_t position = unit / s.slices;
   const int32_t slice = int32_t(unit - position * s.slices);
   const int64_t block_row = p.row_order ? __ldg(p.row_order + position) : position;
   const int64_t n0 = int64_t(chunk) * Cols;
@@ -112,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
   // of the step, row (q % lanes_per_block) / lanes_per_row of the slice, chunk q % lanes_per_row.
   const int32_t first = __ldg(p.row_ptr + block_row);
   const int32_t last = __ldg(p.row_ptr + block_row + 1);
-  const int64_t positions = unit_exists ? int64_t(last - first) * s.lanes_per_block : 0;
+  const int64_t positions = int64_t(last - first) * s.lanes_per_block;
   const bool lane_busy = lane < s.stride;
   const int32_t row_in_slice = (lane % s.lanes_per_block) / s.lanes_per_row;
   const int64_t a_row_offset = int64_t(slice * s.rows + row_in_slice) * bw;
@@ -171,31 +166,19 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
     }
   };
 
-  // The warp's steps, double-buffered: the next kDepth steps' A chunks and block columns are
-  // in flight while this batch's B rows are read and multiplied.
-  constexpr int kD = kDepth<Cols>;
-  const int64_t step_span = int64_t(split) * s.stride;  // positions between a warp's steps
-  int64_t q = lane + int64_t(part_of_unit) * s.stride;
-  Step<T, Vec> current[kD];
+  for (int64_t q = lane; q - lane < positions; q += int64_t(kDepth<Cols>) * s.stride) {
+    Step<T, Vec> steps[kDepth<Cols>];
 #pragma unroll
-  for (int d = 0; d < kD; ++d) current[d] = load_step(q + d * step_span);
-  for (; q - lane < positions; q += kD * step_span) {
-    Step<T, Vec> next[kD];
+    for (int d = 0; d < kDepth<Cols>; ++d) steps[d] = load_step(q + int64_t(d) * s.stride);
 #pragma unroll
-    for (int d = 0; d < kD; ++d) next[d] = load_step(q + (kD + d) * step_span);
-#pragma unroll
-    for (int d = 0; d < kD; ++d) multiply(current[d]);
-#pragma unroll
-    for (int d = 0; d < kD; ++d) current[d] = next[d];
+    for (int d = 0; d < kDepth<Cols>; ++d) multiply(steps[d]);
   }
 
-  // Epilogue: the lanes (and the split warps) of one row hold disjoint parts of its sum; add them
-  // in a fixed order (the result does not depend on timing), then one lane per output applies
-  // the epilogue.
+  // Epilogue: the lanes of one row hold disjoint parts of its sum; add them in a fixed order
+  // (the result does not depend on timing), then one lane per output applies the epilogue.
 #pragma unroll
   for (int t = 0; t < Cols; ++t) partial[warp][t][lane] = acc[t];
-  __syncthreads();
-  if (!unit_exists || part_of_unit != 0) return;
+  __syncwarp();
   const Acc alpha = Acc(p.alpha);
   const Acc beta = Acc(p.beta);
   const int32_t outputs = s.rows * Cols;
@@ -204,13 +187,11 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
     const int32_t t = o % Cols;
     if (n0 + t >= p.n) continue;
     Acc sum = Acc(0);
-    for (int32_t w = warp; w < warp + split; ++w) {
-      if (s.lanes_per_block <= 32) {
-        for (int32_t base = 0; base < s.stride; base += s.lanes_per_block)
-          for (int32_t c = 0; c < s.lanes_per_row; ++c) sum += partial[w][t][base + r * s.lanes_per_row + c];
-      } else {
-        for (int32_t l = 0; l < 32; ++l) sum += partial[w][t][l];  // one row a warp
-      }
+    if (s.lanes_per_block <= 32) {
+      for (int32_t base = 0; base < s.stride; base += s.lanes_per_block)
+        for (int32_t c = 0; c < s.lanes_per_row; ++c) sum += partial[warp][t][base + r * s.lanes_per_row + c];
+    } else {
+      for (int32_t l = 0; l < 32; ++l) sum += partial[warp][t][l];  // one row a warp
     }
     const int64_t row = block_row * bh + int64_t(slice) * s.rows + r;
     const int64_t col = n0 + t;

@@ -43,17 +43,6 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
   return BReads::elements;
 }
 
-// Warps per row slice: enough warps in flight to cover HBM latency (~16K on an H100), while each
-// warp still runs two or more steps. Few long slices (a pruned weight at N = 1: 2048 slices of
-// 16 blocks) split; many short ones (stencils: 10^5-10^6 slices) do not.
-int32_t warps_per_slice(int64_t units, int64_t nnzb, int64_t block_rows, const WarpShape& shape) {
-  const double steps = double(nnzb) / double(std::max<int64_t>(block_rows, 1)) *
-                       double(shape.lanes_per_block) / double(shape.stride);
-  int32_t split = 1;
-  while (split < kWarps && units * split < 16384 && steps / double(2 * split) >= 2.0) split *= 2;
-  return split;
-}
-
 template <typename T, int Vec, int Cols>
 void launch_with(const NarrowParams<T>& p, int64_t ctas, cudaStream_t stream) {
   narrow_kernel<T, Vec, Cols><<<unsigned(ctas), kThreads, 0, stream>>>(p);
@@ -101,9 +90,7 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   p.activation = args.activation;
 
   const int64_t units = a.block_row_count * p.shape.slices;
-  p.split = warps_per_slice(units, a.nnzb, a.block_row_count, p.shape);
-  const int64_t slices_per_cta = kWarps / p.split;
-  const int64_t ctas = (units + slices_per_cta - 1) / slices_per_cta * p.column_chunks;
+  const int64_t ctas = (units + kWarps - 1) / kWarps * p.column_chunks;
   if (ctas > INT32_MAX)
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "narrow CUDA kernel: ", ctas,
                  " CTAs exceed the 2^31-1 grid limit");
