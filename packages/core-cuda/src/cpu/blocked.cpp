@@ -3,10 +3,8 @@
 // columns, when there are too few rows to feed every thread).
 #include "../common/error.hpp"
 #include "../common/half.hpp"
-#include "../common/limits.hpp"
 #include "blocked_rows.hpp"
 #include "cpu_backend.hpp"
-#include "epilogue.hpp"
 #include "partition.hpp"
 
 #include <algorithm>
@@ -21,6 +19,9 @@ using detail::f16_t;
 // Chunks per thread: contiguous chunks of equal estimated work, handed out dynamically, so an
 // estimate that is off for one chunk is absorbed by the others.
 constexpr int64_t chunks_per_thread = 4;
+
+// Blocks at most this wide read B in place at any N (see run()).
+constexpr int32_t tiny_block = 8;
 
 inline float widen(float x) { return x; }
 inline double widen(double x) { return x; }
@@ -67,63 +68,54 @@ void pack_b(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_ro
   });
 }
 
-// N = 1 (a matrix-vector product): each block row's outputs summed block by block straight from
-// A's values and B's one column, no packing. The vector kernels would compute a whole vector of
-// columns for the one that exists; this streams A once, which is what bounds it.
-template <typename T, typename S>
-void vector_rows(const MatmulArgs& args, const T* values, int64_t row_begin, int64_t row_end) {
-  const BsrView& a = args.a;
-  const S* x = static_cast<const S*>(args.b.data);
-  const int64_t x_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
-  S* y = static_cast<S*>(args.c.data);
-  const int64_t y_step = args.c.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.c.ld : 1;
-  const S* bias = static_cast<const S*>(args.bias);
-  const int32_t bh = a.block_height;
-  const int32_t bw = a.block_width;
-  const int64_t block = int64_t{bh} * bw;
-  const T alpha = static_cast<T>(args.alpha);
-  const T beta = static_cast<T>(args.beta);
-  T sum[detail::max_block_side];
-  T segment[detail::max_block_side];
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    std::fill(sum, sum + bh, T(0));
-    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-      const int64_t k0 = int64_t{a.col_idx[p]} * bw;
-      for (int32_t k = 0; k < bw; ++k) segment[k] = static_cast<T>(widen(x[(k0 + k) * x_step]));
-      const T* v = values + p * block;
-      for (int32_t i = 0; i < bh; ++i) {
-        T s = T(0);
-        for (int32_t k = 0; k < bw; ++k) s += v[i * bw + k] * segment[k];
-        sum[i] += s;
-      }
-    }
-    for (int32_t i = 0; i < bh; ++i) {
-      const int64_t row = r * bh + i;
-      T value = alpha * sum[i];
-      if (args.beta != 0.0) value += beta * static_cast<T>(widen(y[row * y_step]));
-      if (bias) value += static_cast<T>(widen(bias[row]));
-      y[row * y_step] = detail::Store<S>::from(activate(value, args.activation));
-    }
-  }
-}
-
+// N = 1 (a matrix-vector product): B's column in the compute type and contiguous (in place
+// when it already is), then the kernels' vector rows: no strips, A streamed once.
 template <typename T>
-void matrix_vector(const MatmulArgs& args, const T* values, detail::ThreadPool& pool) {
-  const int64_t rows = args.a.block_row_count;
+void matrix_vector(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+                   const KernelSet& kernels) {
+  constexpr int type = sizeof(T) == 8 ? 1 : 0;
+  constexpr bsrmm_dtype compute = sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32;
+  const bsrmm_dense& b = args.b;
+  const int64_t k = b.rows;
+  const bool contiguous = b.layout == BSRMM_LAYOUT_COL_MAJOR || b.ld == 1;
+  BlockedProblem problem{};
+  problem.block_height = args.a.block_height;
+  problem.block_width = args.a.block_width;
+  problem.row_ptr = args.a.row_ptr;
+  problem.col_idx = args.a.col_idx;
+  if constexpr (sizeof(T) == 8) {
+    problem.a_values = args.a.values;
+  } else {
+    problem.a_values = args.a.values_f32;
+  }
+  problem.c = args.c;
+  problem.alpha = args.alpha;
+  problem.beta = args.beta;
+  problem.bias = args.bias;
+  problem.activation = args.activation;
+  problem.b_rows = k;
+  if (b.dtype == compute && contiguous) {
+    problem.b = b.data;
+  } else if (k > 0) {
+    const std::size_t bytes = static_cast<std::size_t>(k) * sizeof(T);
+    if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
+    T* x = workspace.as<T>();
+    const int64_t step = b.layout == BSRMM_LAYOUT_ROW_MAJOR ? b.ld : 1;
+    switch (b.dtype) {
+      case BSRMM_DTYPE_F16: for (int64_t i = 0; i < k; ++i) x[i] = widen(static_cast<const f16_t*>(b.data)[i * step]); break;
+      case BSRMM_DTYPE_BF16: for (int64_t i = 0; i < k; ++i) x[i] = widen(static_cast<const bf16_t*>(b.data)[i * step]); break;
+      case BSRMM_DTYPE_F32: for (int64_t i = 0; i < k; ++i) x[i] = static_cast<T>(static_cast<const float*>(b.data)[i * step]); break;
+      case BSRMM_DTYPE_F64: for (int64_t i = 0; i < k; ++i) x[i] = static_cast<T>(static_cast<const double*>(b.data)[i * step]); break;
+    }
+    problem.b = x;
+  }
   const int64_t threads = pool.size();
-  const std::vector<RowRange> ranges =
-      split_rows(args.a.work_prefix, rows, threads == 1 ? 1 : threads * chunks_per_thread);
+  const std::vector<RowRange> ranges = split_rows(args.a.work_prefix, args.a.block_row_count,
+                                                  threads == 1 ? 1 : threads * chunks_per_thread);
+  const RowsFunction rows = kernels.vector_rows[type];
   pool.run(static_cast<int64_t>(ranges.size()), [&](int64_t task) {
     const RowRange range = ranges[static_cast<size_t>(task)];
-    if constexpr (sizeof(T) == 8) {
-      vector_rows<T, double>(args, values, range.begin, range.end);
-    } else {
-      switch (args.c.dtype) {
-        case BSRMM_DTYPE_F16: vector_rows<T, f16_t>(args, values, range.begin, range.end); break;
-        case BSRMM_DTYPE_BF16: vector_rows<T, bf16_t>(args, values, range.begin, range.end); break;
-        default: vector_rows<T, float>(args, values, range.begin, range.end); break;
-      }
-    }
+    rows(problem, range.begin, range.end, 0, 1);
   });
 }
 
@@ -138,11 +130,7 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   const int64_t rows = args.a.block_row_count;
   if (rows == 0 || n == 0) return;
   if (n == 1) {
-    if constexpr (sizeof(T) == 8) {
-      matrix_vector<T>(args, static_cast<const T*>(args.a.values), pool);
-    } else {
-      matrix_vector<T>(args, args.a.values_f32, pool);
-    }
+    matrix_vector<T>(args, pool, workspace, kernels);
     return;
   }
 
@@ -162,13 +150,15 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   // 2 * (block rows that use its block column) * block_height flops from L1. A B that already
   // is one strip (at most tile_cols wide, whole vectors, row-major, the compute type) under a
   // matrix that uses every block column is read in place instead: at tiny blocks the copy costs
-  // as much as the multiply. Wider ones are packed: rows a power-of-two leading dimension apart
-  // would fall into a few cache sets.
+  // as much as the multiply. Wider ones are packed (rows a power-of-two leading dimension apart
+  // fall into a few cache sets: f64 blocks of 16, N = 128, ran 1.4x slower in place), unless the
+  // blocks are tiny: each block then reads a few rows of B and the copy is the larger cost.
   const int64_t width = (n + L - 1) / L * L;
   const int64_t packed_rows = args.a.used_column_count * args.a.block_width;
   constexpr bsrmm_dtype compute = sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32;
   problem.b_in_place = args.b.dtype == compute && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
-                       n % L == 0 && n <= NR && args.a.used_column_count == args.a.block_col_count;
+                       n % L == 0 && (n <= NR || args.a.block_width <= tiny_block) &&
+                       args.a.used_column_count == args.a.block_col_count;
   if (problem.b_in_place) {
     problem.col_idx = args.a.col_idx;
     problem.b = args.b.data;

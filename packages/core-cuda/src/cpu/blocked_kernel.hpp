@@ -189,6 +189,111 @@ struct Tile {
     }
   }
 
+  // N = 1 (a matrix-vector product): problem.b is B's one column in the compute type,
+  // contiguous (b_rows elements), problem.col_idx B's own block columns. Each block row's
+  // outputs are summed block by block: A is streamed once, which is what bounds it. BH, BW > 0:
+  // the block's shape, known here, so tiny blocks (3 x 3) unroll completely; 0: any, each row
+  // then a vector dot product when the width is unknown too.
+  template <typename S, int BH, int BW>
+  static BSRMM_INLINE void vector_rows(const BlockedProblem& problem, int64_t row_begin, int64_t row_end) {
+    const int32_t bh = BH > 0 ? BH : problem.block_height;
+    const int32_t bw = BW > 0 ? BW : problem.block_width;
+    const int64_t block = int64_t{bh} * bw;
+    const T* values = static_cast<const T*>(problem.a_values);
+    const T* x = static_cast<const T*>(problem.b);
+    const bsrmm_dense& c = problem.c;
+    S* y = static_cast<S*>(c.data);
+    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
+    const S* bias = static_cast<const S*>(problem.bias);
+    const T alpha = static_cast<T>(problem.alpha);
+    const T beta = static_cast<T>(problem.beta);
+    T sum[detail::max_block_side];
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      std::fill(sum, sum + bh, T(0));
+      for (int32_t p = problem.row_ptr[r]; p < problem.row_ptr[r + 1]; ++p) {
+        const T* segment = x + int64_t{problem.col_idx[p]} * bw;
+        const T* v = values + p * block;
+        if constexpr (BH > 0 && BW > 0) {
+          // The whole block unrolled: sums stay in registers across the row's blocks.
+#pragma GCC unroll 8
+          for (int i = 0; i < BH; ++i) {
+            T s = T(0);
+#pragma GCC unroll 8
+            for (int k = 0; k < BW; ++k) s += v[i * BW + k] * segment[k];
+            sum[i] += s;
+          }
+        } else if constexpr (BW > 0) {
+          for (int32_t i = 0; i < bh; ++i) {
+            T s = T(0);
+#pragma GCC unroll 8
+            for (int k = 0; k < BW; ++k) s += v[i * BW + k] * segment[k];
+            sum[i] += s;
+          }
+        } else {
+          for (int32_t i = 0; i < bh; ++i) sum[i] += dot(v + int64_t{i} * bw, segment, bw);
+        }
+      }
+      for (int32_t i = 0; i < bh; ++i) {
+        const int64_t row = r * bh + i;
+        T value = alpha * sum[i];
+        if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
+        if (bias) value += load(bias[row]);
+        y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+      }
+    }
+  }
+
+  // sum of a[k] * b[k] over k < count, in vectors (two chains) and a scalar tail.
+  static BSRMM_INLINE T dot(const T* a, const T* b, int32_t count) {
+    vec s0{}, s1{};
+    int32_t k = 0;
+    for (; k + 2 * lanes <= count; k += 2 * lanes) {
+      s0 += vec(*reinterpret_cast<const unaligned*>(a + k)) * vec(*reinterpret_cast<const unaligned*>(b + k));
+      s1 += vec(*reinterpret_cast<const unaligned*>(a + k + lanes)) *
+            vec(*reinterpret_cast<const unaligned*>(b + k + lanes));
+    }
+    if (k + lanes <= count) {
+      s0 += vec(*reinterpret_cast<const unaligned*>(a + k)) * vec(*reinterpret_cast<const unaligned*>(b + k));
+      k += lanes;
+    }
+    s0 += s1;
+    T total = T(0);
+#pragma GCC unroll 16
+    for (int l = 0; l < lanes; ++l) total += s0[l];
+    for (; k < count; ++k) total += a[k] * b[k];
+    return total;
+  }
+
+  template <typename S>
+  static BSRMM_INLINE void vector_rows_any(const BlockedProblem& problem, int64_t row_begin, int64_t row_end) {
+    const int32_t bh = problem.block_height;
+    switch (problem.block_width) {
+      case 1: return bh == 1 ? vector_rows<S, 1, 1>(problem, row_begin, row_end) : vector_rows<S, 0, 1>(problem, row_begin, row_end);
+      case 2: return bh == 2 ? vector_rows<S, 2, 2>(problem, row_begin, row_end) : vector_rows<S, 0, 2>(problem, row_begin, row_end);
+      case 3: return bh == 3 ? vector_rows<S, 3, 3>(problem, row_begin, row_end) : vector_rows<S, 0, 3>(problem, row_begin, row_end);
+      case 4: return bh == 4 ? vector_rows<S, 4, 4>(problem, row_begin, row_end) : vector_rows<S, 0, 4>(problem, row_begin, row_end);
+      case 5: return bh == 5 ? vector_rows<S, 5, 5>(problem, row_begin, row_end) : vector_rows<S, 0, 5>(problem, row_begin, row_end);
+      case 6: return bh == 6 ? vector_rows<S, 6, 6>(problem, row_begin, row_end) : vector_rows<S, 0, 6>(problem, row_begin, row_end);
+      case 7: return bh == 7 ? vector_rows<S, 7, 7>(problem, row_begin, row_end) : vector_rows<S, 0, 7>(problem, row_begin, row_end);
+      case 8: return bh == 8 ? vector_rows<S, 8, 8>(problem, row_begin, row_end) : vector_rows<S, 0, 8>(problem, row_begin, row_end);
+      default: return vector_rows<S, 0, 0>(problem, row_begin, row_end);
+    }
+  }
+
+  // The N = 1 entries (col_begin / col_end unused).
+  static BSRMM_INLINE void vector_rows_by_output(const BlockedProblem& problem, int64_t row_begin,
+                                                 int64_t row_end, int64_t, int64_t) {
+    if constexpr (sizeof(T) == 8) {
+      vector_rows_any<double>(problem, row_begin, row_end);
+    } else {
+      switch (problem.c.dtype) {
+        case BSRMM_DTYPE_F16: vector_rows_any<detail::f16_t>(problem, row_begin, row_end); break;
+        case BSRMM_DTYPE_BF16: vector_rows_any<detail::bf16_t>(problem, row_begin, row_end); break;
+        default: vector_rows_any<float>(problem, row_begin, row_end); break;
+      }
+    }
+  }
+
   // The f32 entry (C in f32, f16 or bf16) and the f64 one.
   static BSRMM_INLINE void rows_by_output(const BlockedProblem& problem, int64_t row_begin,
                                           int64_t row_end, int64_t col_begin, int64_t col_end) {

@@ -47,6 +47,18 @@ void rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
   F64::rows_by_output(problem, row_begin, row_end, col_begin, col_end);
 }
 
+BSRMM_CPU_CLONES
+void vector_rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                     int64_t col_end) {
+  F32::vector_rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
+
+BSRMM_CPU_CLONES
+void vector_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                     int64_t col_end) {
+  F64::vector_rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
+
 bool has_avx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
@@ -60,7 +72,7 @@ bool has_avx512() {
 }  // namespace
 
 const KernelSet& avx2_kernels() {
-  static const KernelSet set{"avx2", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}};
+  static const KernelSet set{"avx2", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64}};
   return set;
 }
 

@@ -46,6 +46,8 @@ struct KernelSet {
   int lanes[2];          // elements per vector: f32, f64
   int tile_cols[2];      // the width of a packed strip: f32, f64
   RowsFunction rows[2];  // f32 (C in f32/f16/bf16), f64
+  // N = 1: problem.b is B's column in the compute type, contiguous; columns unused.
+  RowsFunction vector_rows[2];
 };
 
 // The kernels for this machine, chosen once: AVX-512 (F, VL, BW, DQ) where the CPU has it,

@@ -37,6 +37,16 @@ void rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
   F64::rows_by_output(problem, row_begin, row_end, col_begin, col_end);
 }
 
+void vector_rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                     int64_t col_end) {
+  F32::vector_rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
+
+void vector_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                     int64_t col_end) {
+  F64::vector_rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
+
 }  // namespace
 }  // namespace bsrmm::cpu
 
@@ -45,7 +55,7 @@ void rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end,
 namespace bsrmm::cpu {
 
 const KernelSet* avx512_kernels() {
-  static const KernelSet set{"avx512", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}};
+  static const KernelSet set{"avx512", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64}};
   return &set;
 }
 

@@ -3,8 +3,10 @@
 Peers: dense BLAS through numpy (its thread count recorded through threadpoolctl), scipy.sparse
 BSR and CSR, Intel MKL's sparse multiply (sparse_dot_mkl over the `mkl` wheel's libmkl_rt, CSR
 and, for square blocks, BSR), torch's CPU sparse matmul (CSR, BSR) where torch is installed.
-Every output is checked against a float64 product before timing; times are medians over rounds
-that run each contender once in turn (so a load change on a shared machine hits all of them).
+Every output is checked against a float64 product before timing; each round runs every
+contender once in turn (so a load change on a shared machine hits all of them), and both the
+median and the fastest round are reported (on a shared machine other work only adds time, so
+the fastest is the steadier comparison).
 
 bsrmm is loaded from a shared build through ctypes (no binding needed), with BSRMM_BLAS pointed
 at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can run:
@@ -14,7 +16,8 @@ at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can r
     python packages/core-cuda/tests/perf/cpu_peers.py /tmp/bsrmm-shared/libbsrmm.so [--only NAME]
 
 "bsrmm" is the default context after tuning (tuning mode AUTO, cache in a temporary file);
-"bsrmm untuned" is the heuristic's pick (tuning OFF).
+"bsrmm untuned" is the heuristic's pick (tuning OFF); --baseline LIB adds another build (e.g.
+the commit before) as "bsrmm before", tuned, in the same rounds.
 """
 import argparse
 import ctypes as C
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpu_vs_scipy import BsrDesc, Dense, Device, check  # noqa: E402
 
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 3}
+DENSE_BYTES_LIMIT = 2 << 30  # the dense peer materialises A: not beyond this (the stencils)
 
 
 def numpy_openblas():
@@ -145,13 +149,19 @@ class Bsrmm:
         self.lib.bsrmm_matrix_destroy(self.matrix)
 
 
-def contenders(lib, a, b, have_mkl):
+def contenders(lib, a, b, have_mkl, baseline=None):
     out = {}
     tuned, untuned = Bsrmm(lib, 1), Bsrmm(lib, 0)
     out["bsrmm"] = (tuned.prepare(a, b), tuned)
     out["bsrmm untuned"] = (untuned.prepare(a, b), untuned)
-    dense = a.toarray()
-    out["dense numpy"] = (lambda: dense @ b, None)
+    handles = [tuned, untuned]
+    if baseline is not None:
+        before = Bsrmm(baseline, 1)
+        out["bsrmm before"] = (before.prepare(a, b), before)
+        handles.append(before)
+    if a.shape[0] * a.shape[1] * a.dtype.itemsize <= DENSE_BYTES_LIMIT:
+        dense = a.toarray()
+        out["dense numpy"] = (lambda: dense @ b, None)
     out["scipy BSR"] = (lambda: a @ b, None)
     csr = a.tocsr()
     out["scipy CSR"] = (lambda: csr @ b, None)
@@ -171,7 +181,7 @@ def contenders(lib, a, b, have_mkl):
         out["torch CSR"] = (lambda: (tcsr @ tb).numpy(), None)
     except ImportError:
         pass
-    return out, (tuned, untuned)
+    return out, handles
 
 
 def main():
@@ -179,6 +189,7 @@ def main():
     parser.add_argument("library")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--baseline", default="", help="another build of libbsrmm.so, timed as 'bsrmm before'")
     parser.add_argument("--min-seconds", type=float, default=0.05,
                         help="repeat a contender within a round until this long, report per call")
     args = parser.parse_args()
@@ -195,8 +206,11 @@ def main():
             print(f"# MKL unavailable: {e}")
             have_mkl = False
     lib = C.CDLL(args.library)
-    lib.bsrmm_last_error.restype = C.c_char_p
-    lib.bsrmm_context_last_variant.restype = C.c_char_p
+    baseline = C.CDLL(args.baseline) if args.baseline else None
+    for handle in (lib, baseline):
+        if handle is not None:
+            handle.bsrmm_last_error.restype = C.c_char_p
+            handle.bsrmm_context_last_variant.restype = C.c_char_p
 
     from threadpoolctl import threadpool_info
     print(f"# BSRMM_BLAS={os.environ.get('BSRMM_BLAS')}  MKL_RT={os.environ.get('MKL_RT')}")
@@ -216,7 +230,7 @@ def main():
         expected = a.astype(np.float64) @ b.astype(np.float64)
         scale = (abs(a).astype(np.float64) @ abs(b).astype(np.float64)).max()
         tol = (1e-5 if a.dtype == np.float32 else 1e-12) * scale
-        runs, handles = contenders(lib, a, b, have_mkl)
+        runs, handles = contenders(lib, a, b, have_mkl, baseline)
         for who, (fn, _) in runs.items():
             for _ in range(4):  # the tuned context tunes on its first calls
                 got = fn()
@@ -235,14 +249,19 @@ def main():
                     fn()
                 times[who].append((time.perf_counter() - t0) / reps[who])
         med = {who: statistics.median(t) * 1e3 for who, t in times.items()}
+        low = {who: min(t) * 1e3 for who, t in times.items()}
         peers = {w: t for w, t in med.items() if not w.startswith("bsrmm")}
         best_peer = min(peers, key=peers.get)
+        best_peer_low = min((w for w in low if not w.startswith("bsrmm")), key=low.get)
         density = a.nnz / (a.shape[0] * a.shape[1])
         print(f"\n{name}  ({a.shape[0]}x{a.shape[1]}, nnzb {a.indices.size}, density {density:.4f})")
+        print(f"  {'':14} {'median':>9}    {'fastest':>9}")
+        ran = {"bsrmm": handles[0], "bsrmm untuned": handles[1], "bsrmm before": handles[-1]}
         for who in sorted(med, key=med.get):
-            extra = f"  [{handles[0].variant() if who == 'bsrmm' else handles[1].variant()}]" if who.startswith("bsrmm") else ""
-            print(f"  {who:14} {med[who]:9.3f} ms{extra}")
-        print(f"  => bsrmm / best peer ({best_peer}): {med['bsrmm'] / peers[best_peer]:.2f}x time")
+            extra = f"  [{ran[who].variant()}]" if who in ran else ""
+            print(f"  {who:14} {med[who]:9.3f} ms {low[who]:9.3f} ms{extra}")
+        print(f"  => bsrmm / best peer: median {med['bsrmm'] / peers[best_peer]:.2f}x ({best_peer}), "
+              f"fastest {low['bsrmm'] / low[best_peer_low]:.2f}x ({best_peer_low})")
         for h in handles:
             h.release()
 
