@@ -1,6 +1,7 @@
-//! The op under Burn's autodiff: gradients for both inputs.
+//! The op under Burn's autodiff: gradients for every input.
 //!
-//! With C = op(A) * B (A block-sparse, values V of shape [nnzb, bh, bw]):
+//! With C = op(A) * B (+ bias) (A block-sparse, values V of shape [nnzb, bh, bw]):
+//! - dBias = dC summed over its columns (the bias is added to each column of C).
 //! - dB = op(A)^T * dC: the same op with the transpose flag flipped, so it runs on bsrmm too.
 //! - dV keeps only the stored blocks of dA (an SDDMM). Block k at (r, c):
 //!   no transpose: dV_k = dC[r-th bh rows] * B[c-th bw rows]^T
@@ -19,6 +20,33 @@ use burn::tensor::{Shape, TensorData};
 use crate::BsrBackend;
 use crate::pattern::BsrPattern;
 
+/// What the backward pass of the multiply keeps: the checkpoints of the values and the dense
+/// input (each gradient needs the other input, never itself), the pattern and the transpose.
+type State = (Option<NodeId>, Option<NodeId>, BsrPattern, bool);
+
+/// Registers dV and dB for C = op(A) * B (+ bias) from dC = `grad`, for the values and dense
+/// nodes that are tracked.
+fn matmul_grads<B: BsrBackend>(
+    state: State,
+    [values_node, dense_node]: [Option<NodeId>; 2],
+    grad: FloatTensor<B>,
+    grads: &mut Gradients,
+    checkpointer: &mut Checkpointer,
+) {
+    let (values_id, dense_id, pattern, transpose) = state;
+    let values: Option<FloatTensor<B>> = values_id.map(|id| checkpointer.retrieve_node_output(id));
+    let dense: Option<FloatTensor<B>> = dense_id.map(|id| checkpointer.retrieve_node_output(id));
+    if let Some(node) = dense_node {
+        let values = values.expect("values are checkpointed when the dense input is tracked");
+        let grad_dense = B::bsr_matmul(values, grad.clone(), pattern.clone(), !transpose);
+        grads.register::<B>(node, grad_dense);
+    }
+    if let Some(node) = values_node {
+        let dense = dense.expect("the dense input is checkpointed when values are tracked");
+        grads.register::<B>(node, values_grad::<B>(grad, dense, &pattern, transpose));
+    }
+}
+
 impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
     fn bsr_matmul(
         values: FloatTensor<Self>,
@@ -30,25 +58,12 @@ impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
         struct BsrMatmulBackward;
 
         impl<B: BsrBackend> Backward<B, 2> for BsrMatmulBackward {
-            // (values checkpoint, dense checkpoint, pattern, transpose)
-            type State = (Option<NodeId>, Option<NodeId>, BsrPattern, bool);
+            type State = State;
 
             fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
-                let (values_id, dense_id, pattern, transpose) = ops.state;
-                let [values_node, dense_node] = ops.parents;
                 let grad = grads.consume::<B>(&ops.node);
-                let values: Option<FloatTensor<B>> = values_id.map(|id| checkpointer.retrieve_node_output(id));
-                let dense: Option<FloatTensor<B>> = dense_id.map(|id| checkpointer.retrieve_node_output(id));
-
-                if let Some(node) = dense_node {
-                    let values = values.expect("values are checkpointed when the dense input is tracked");
-                    let grad_dense = B::bsr_matmul(values, grad.clone(), pattern.clone(), !transpose);
-                    grads.register::<B>(node.id, grad_dense);
-                }
-                if let Some(node) = values_node {
-                    let dense = dense.expect("the dense input is checkpointed when values are tracked");
-                    grads.register::<B>(node.id, values_grad::<B>(grad, dense, &pattern, transpose));
-                }
+                let parents = ops.parents.map(|node| node.map(|node| node.id));
+                matmul_grads::<B>(ops.state, parents, grad, grads, checkpointer);
             }
         }
 
@@ -56,7 +71,6 @@ impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
         let dense_tracked = dense.is_tracked();
         match BsrMatmulBackward.prepare::<C>([values.node(), dense.node()]).compute_bound().stateful() {
             OpsKind::Tracked(mut prep) => {
-                // Each input's gradient needs the other input, never itself.
                 let values_state = dense_tracked.then(|| prep.checkpoint(&values));
                 let dense_state = values_tracked.then(|| prep.checkpoint(&dense));
                 let output = B::bsr_matmul(values.into_primitive(), dense.into_primitive(), pattern.clone(), transpose);
@@ -65,6 +79,58 @@ impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
             OpsKind::UnTracked(prep) => {
                 prep.finish(B::bsr_matmul(values.into_primitive(), dense.into_primitive(), pattern, transpose))
             }
+        }
+    }
+
+    /// Fused forward (the inner backend's `bsr_matmul_bias`); backward as `bsr_matmul`, plus
+    /// dBias = the sum of dC over its columns.
+    fn bsr_matmul_bias(
+        values: FloatTensor<Self>,
+        dense: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        pattern: BsrPattern,
+        transpose: bool,
+    ) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct BsrMatmulBiasBackward;
+
+        impl<B: BsrBackend> Backward<B, 3> for BsrMatmulBiasBackward {
+            type State = State;
+
+            fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+                let [values_node, dense_node, bias_node] = ops.parents;
+                let grad = grads.consume::<B>(&ops.node);
+                if let Some(node) = bias_node {
+                    let rows = grad.shape()[0];
+                    grads.register::<B>(node.id, B::float_reshape(B::float_sum_dim(grad.clone(), 1), Shape::new([rows])));
+                }
+                let parents = [values_node, dense_node].map(|node| node.map(|node| node.id));
+                matmul_grads::<B>(ops.state, parents, grad, grads, checkpointer);
+            }
+        }
+
+        let values_tracked = values.is_tracked();
+        let dense_tracked = dense.is_tracked();
+        match BsrMatmulBiasBackward.prepare::<C>([values.node(), dense.node(), bias.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(mut prep) => {
+                let values_state = dense_tracked.then(|| prep.checkpoint(&values));
+                let dense_state = values_tracked.then(|| prep.checkpoint(&dense));
+                let output = B::bsr_matmul_bias(
+                    values.into_primitive(),
+                    dense.into_primitive(),
+                    bias.into_primitive(),
+                    pattern.clone(),
+                    transpose,
+                );
+                prep.finish((values_state, dense_state, pattern, transpose), output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::bsr_matmul_bias(
+                values.into_primitive(),
+                dense.into_primitive(),
+                bias.into_primitive(),
+                pattern,
+                transpose,
+            )),
         }
     }
 }

@@ -56,9 +56,9 @@ pub trait BsrBackend: burn::backend::Backend {
     ) -> FloatTensor<Self>;
 
     /// `op(A) * dense + bias` with `bias` (`[rows of op(A)]`) added to each row: the core's
-    /// epilogue. This default adds it as a separate op; Flex overrides it with one fused call.
-    /// Cube keeps the default (its launch passes no bias yet) and so does Autodiff, where the
-    /// default's two tracked ops give the bias its gradient.
+    /// epilogue. This default adds it as a separate op; Flex overrides it with one fused call
+    /// and Autodiff with the inner backend's call plus the bias's gradient. Cube keeps the
+    /// default (its launch passes no bias yet).
     fn bsr_matmul_bias(
         values: FloatTensor<Self>,
         dense: FloatTensor<Self>,
