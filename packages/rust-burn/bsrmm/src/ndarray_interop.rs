@@ -36,15 +36,15 @@ fn addressable(rows: usize, cols: usize, strides: &[isize]) -> Result<(Layout, u
             usize::try_from(stride).ok().filter(|&ld| ld >= minor.max(1))
         }
     };
-    if contiguous(cols, s1) {
-        if let Some(ld) = leading(rows, s0, cols) {
-            return Ok((Layout::RowMajor, ld));
-        }
+    if contiguous(cols, s1)
+        && let Some(ld) = leading(rows, s0, cols)
+    {
+        return Ok((Layout::RowMajor, ld));
     }
-    if contiguous(rows, s0) {
-        if let Some(ld) = leading(cols, s1, rows) {
-            return Ok((Layout::ColMajor, ld));
-        }
+    if contiguous(rows, s0)
+        && let Some(ld) = leading(cols, s1, rows)
+    {
+        return Ok((Layout::ColMajor, ld));
     }
     Err(Error::invalid_argument(format!(
         "an ndarray view of shape [{rows}, {cols}] with strides [{s0}, {s1}] is not row- or column-major \

@@ -98,13 +98,13 @@ impl BsrLinear {
     /// ```
     pub fn from_dense(weight: Tensor<2>, bias: Option<Tensor<1>>, block_shape: (usize, usize), keep: Keep<'_>) -> bsrmm::Result<Self> {
         let d_output = weight.dims()[0];
-        if let Some(bias) = &bias {
-            if bias.dims() != [d_output] {
-                return Err(bsrmm::Error::invalid_argument(format!(
-                    "bias has shape {:?}, the weight has d_output = {d_output} rows",
-                    bias.dims()
-                )));
-            }
+        if let Some(bias) = &bias
+            && bias.dims() != [d_output]
+        {
+            return Err(bsrmm::Error::invalid_argument(format!(
+                "bias has shape {:?}, the weight has d_output = {d_output} rows",
+                bias.dims()
+            )));
         }
         let (pattern, values) = BsrPattern::prune(weight, block_shape, keep)?;
         Ok(BsrLinear { values: Param::from_tensor(values), bias: bias.map(Param::from_tensor), pattern })
