@@ -1,9 +1,9 @@
 """Faults seen from Python: no GPU (NoDeviceError with the core's reason, and the CPU still
 works), NaN and Inf propagating per IEEE through every dtype and CPU variant, and the tuning
 cache broken in every way a file can be — corrupt, truncated, nested past any parser's stack,
-of another format, a directory, unwritable — or shared by processes tuning at once. Cache cases
-run in child interpreters (the cache location is read from the environment), each must multiply
-correctly and exit cleanly."""
+of another format, a directory, a FIFO, unwritable — or shared by processes tuning at once.
+Cache cases run in child interpreters (the cache location is read from the environment), each
+must multiply correctly and exit cleanly."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_nan_and_inf_propagate(dtype, variant, transpose):
 
 
 # A child interpreter: three problems whose tuning keys are the same in every child, each
-# multiplied with the given tuning mode and checked; prints what ran.
+# multiplied three times (AUTO tunes a key on its third call) with the given tuning mode and
+# checked; prints what ran.
 CHILD = textwrap.dedent(
     """
     import sys
@@ -110,9 +111,10 @@ CHILD = textwrap.dedent(
         indptr, indices, data = random_bsr(rng, 16, 16, (8, 8), 0.3, "float32")
         a = bsrmm.BsrMatrix.from_arrays(indptr, indices, data, (128, 128))
         b = np.random.default_rng(seed).standard_normal((128, 16 * (problem + 1))).astype(np.float32)
-        out = bsrmm.matmul(a, b, context=context)
         value, scale = reference(dense_from_bsr(indptr, indices, data, (128, 128)), b)
-        assert_matches(out, value, scale, "float32", 128)
+        for call in range(3):
+            out = bsrmm.matmul(a, b, context=context)
+            assert_matches(out, value, scale, "float32", 128)
         print("ran", context.last_variant)
     """
 )
@@ -125,7 +127,12 @@ def _spawn(cache: Path, mode: str, seed: int) -> subprocess.Popen:
 
 
 def _finish(child: subprocess.Popen, what: str):
-    out, err = child.communicate(timeout=300)
+    try:
+        out, err = child.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        child.kill()  # a child left waiting (on a FIFO, say) would outlive the test run
+        out, err = child.communicate()
+        pytest.fail(f"{what}: still running after 300 s (killed)\nstdout:\n{out}\nstderr:\n{err}")
     assert child.returncode == 0, f"{what}: exit {child.returncode}\nstdout:\n{out}\nstderr:\n{err}"
     return out, err
 
@@ -164,6 +171,12 @@ def _directory(path: Path) -> Path:
     return path
 
 
+def _fifo(path: Path) -> Path:
+    """A FIFO: an open() for reading would wait for a writer, in every multiply."""
+    os.mkfifo(path)
+    return path
+
+
 def _below_a_file(path: Path) -> Path:
     blocker = path.parent / "not-a-directory"
     blocker.write_text("a file where the cache's folder should be")
@@ -179,6 +192,7 @@ BROKEN_CACHES = {
     "nested": (_write("[" * 200000 + "]" * 200000), True),
     "other format": (_write('{"format": 99999, "entries": "elsewhere"}'), True),
     "a directory": (_directory, False),
+    "a FIFO": (_fifo, False),
     "unwritable": (_below_a_file, False),
 }
 
