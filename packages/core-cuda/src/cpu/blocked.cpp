@@ -20,8 +20,10 @@ using detail::f16_t;
 // estimate that is off for one chunk is absorbed by the others.
 constexpr int64_t chunks_per_thread = 4;
 
-// Blocks at most this wide read B in place at any N (see run()).
+// Blocks at most this wide, whose block columns serve at most `few_uses` block rows on average,
+// read B in place at any N (see run()).
 constexpr int32_t tiny_block = 8;
+constexpr int64_t few_uses = 16;
 
 inline float widen(float x) { return x; }
 inline double widen(double x) { return x; }
@@ -152,12 +154,16 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   // matrix that uses every block column is read in place instead: at tiny blocks the copy costs
   // as much as the multiply. Wider ones are packed (rows a power-of-two leading dimension apart
   // fall into a few cache sets: f64 blocks of 16, N = 128, ran 1.4x slower in place), unless the
-  // blocks are tiny: each block then reads a few rows of B and the copy is the larger cost.
+  // blocks are tiny and each block column serves few block rows (a stencil): the copy is then
+  // the larger cost (3x3 f64 9-point stencil, N = 64, one core: 56 -> 46-51 ms in place; a full
+  // 3x3 matrix, N = 256, runs 3x slower in place, so it packs).
   const int64_t width = (n + L - 1) / L * L;
   const int64_t packed_rows = args.a.used_column_count * args.a.block_width;
   constexpr bsrmm_dtype compute = sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32;
   problem.b_in_place = args.b.dtype == compute && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR &&
-                       n % L == 0 && (n <= NR || args.a.block_width <= tiny_block) &&
+                       n % L == 0 &&
+                       (n <= NR || (args.a.block_width <= tiny_block &&
+                                    args.a.nnzb <= few_uses * args.a.used_column_count)) &&
                        args.a.used_column_count == args.a.block_col_count;
   if (problem.b_in_place) {
     problem.col_idx = args.a.col_idx;

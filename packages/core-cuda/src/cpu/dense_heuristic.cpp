@@ -20,17 +20,19 @@ namespace bsrmm::cpu {
 namespace {
 
 // The break-even density for N >= 32; smaller N moves it up (a GEMM with few columns runs
-// further below its peak than the sparse kernel). On the AVX-512 machine it was fitted on, the
-// blocked kernel runs blocks of 8 and more at OpenBLAS's rate (one core, f32 1536^2 x 128:
-// 3.8-4.7 ms both), so only a full matrix is worth a GEMM there; 3x3 and 4x4 blocks run at half
-// to three quarters of it (perf-log entry "CPU dense fallback: break-even").
+// further below its peak than the sparse kernel; at N = 1 the matrix-vector loop streams only
+// the stored blocks). Measured on one core of the AVX-512 machine it was fitted on (full-density
+// matrices 1536^2, N 1-256, tests/perf/cpu_dense_break_even.py --cpu-time): blocks of 8 and more
+// run at OpenBLAS's rate (break-even 0.9-1.1 f32, 0.95-1.4 f64), 4x4 at 0.8-0.93, 3x3 at
+// 0.52-0.59 f32 and 0.57-0.86 f64 (perf-log entry "CPU dense fallback: break-even").
 double break_even(bsrmm_dtype dtype, int64_t area, int64_t n) {
   const bool f64 = dtype == BSRMM_DTYPE_F64;
   double density;
-  if (area >= 8 * 8) density = f64 ? 0.9 : 1.0;
-  else if (area >= 4 * 4) density = f64 ? 0.7 : 0.85;
-  else density = f64 ? 0.45 : 0.5;
-  if (n < 32) density *= 1.3;
+  if (area >= 8 * 8) density = f64 ? 0.95 : 1.0;
+  else if (area >= 4 * 4) density = f64 ? 0.8 : 0.85;
+  else density = f64 ? 0.55 : 0.5;
+  if (n < 4) density *= 2.0;
+  else if (n < 32) density *= 1.3;
   return density;
 }
 
