@@ -19,16 +19,23 @@ at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can r
 "bsrmm untuned" is the heuristic's pick (tuning OFF); --baseline LIB adds another build (e.g.
 the commit before) as "bsrmm before", tuned, in the same rounds.
 """
-import argparse
-import ctypes as C
-import glob
 import os
-import statistics
-import sys
-import tempfile
-import time
 
-import numpy as np
+# Idle BLAS threads sleep at once instead of spinning (Intel OpenMP: 200 ms by default; OpenBLAS:
+# ~2^28 cycles): a spinning pool holds both cores while the next contender runs, so whoever runs
+# after MKL or numpy would be timed on a busy machine. Set before numpy or MKL load.
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import argparse  # noqa: E402
+import ctypes as C  # noqa: E402
+import glob  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,7 +220,8 @@ def main():
             handle.bsrmm_context_last_variant.restype = C.c_char_p
 
     from threadpoolctl import threadpool_info
-    print(f"# BSRMM_BLAS={os.environ.get('BSRMM_BLAS')}  MKL_RT={os.environ.get('MKL_RT')}")
+    print(f"# BSRMM_BLAS={os.environ.get('BSRMM_BLAS')}  MKL_RT={os.environ.get('MKL_RT')}  "
+          f"KMP_BLOCKTIME={os.environ['KMP_BLOCKTIME']}  OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     print("# BLAS libraries loaded (threadpoolctl): " + "; ".join(
         f"{i['internal_api']} {i.get('version')} threads {i['num_threads']} ({os.path.basename(i['filepath'])})"
         for i in threadpool_info() if i["user_api"] == "blas"))
