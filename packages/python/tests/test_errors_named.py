@@ -105,6 +105,8 @@ def test_a_dlpack_input_numpy_cannot_copy_names_the_argument(a):
     strided = np.ones((16, 6), np.float32)[::2, ::2]
     with named(bsrmm.UnsupportedError, "B (Uncopyable", "Unsupported dtype in DLTensor"):
         bsrmm.matmul(a, Uncopyable(strided))
+    with named(bsrmm.UnsupportedError, "array (Uncopyable", "Unsupported dtype in DLTensor"):
+        bsrmm.BsrMatrix.from_dense(Uncopyable(np.ones((4, 4), np.float32)), 2, threshold=0.5)
 
 
 # ---- the audit: every other number the binding converts ----

@@ -323,6 +323,16 @@ def as_numpy(obj: Any, argument: str) -> np.ndarray:
         ) from None
 
 
+def from_dlpack(obj: Any, argument: str) -> np.ndarray:
+    """A host DLPack producer's array as numpy (without a copy where numpy can)."""
+    try:
+        return np.from_dlpack(obj)
+    except (BufferError, TypeError, RuntimeError) as error:
+        raise UnsupportedError(
+            f"{argument} ({type(obj).__name__}) cannot be read through numpy: {error}"
+        ) from None
+
+
 def contiguous_copy(
     obj: Any, array_view: ArrayView, argument: str, dtype: Optional[str], stream: Optional[int]
 ) -> Any:
@@ -360,13 +370,7 @@ def contiguous_copy(
             f"and cupy arrays: pass a contiguous {dtype or array_view.dtype} array"
         )
     if kind != NUMPY:
-        try:
-            obj = np.from_dlpack(obj)
-        except (BufferError, TypeError, RuntimeError) as error:
-            raise UnsupportedError(
-                f"{argument} ({type(obj).__name__}, dtype {array_view.dtype}) cannot be copied "
-                f"through numpy: {error}"
-            ) from None
+        obj = from_dlpack(obj, argument)
     target = None if dtype is None else _dtypes.numpy_dtype(dtype)
     return np.array(obj, dtype=target, order="C")  # not ascontiguousarray: that makes 0-d 1-D
 

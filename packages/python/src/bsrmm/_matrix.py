@@ -96,7 +96,7 @@ def _pruned(
         )
     host = array_view.source
     if not isinstance(host, np.ndarray):
-        host = np.from_dlpack(host)
+        host = _arrays.from_dlpack(host, "array")
     pruned = np.array(host, order="C")
     blocks = pruned.reshape(rows // block_height, block_height, cols // block_width, block_width)
     # `not <=` keeps NaN blocks, as from_dense keeps them at threshold 0.
@@ -127,7 +127,7 @@ def _host_or_device_view(obj: Any, argument: str, stream: Optional[int]) -> _arr
 def _host_array(obj: Any, argument: str) -> np.ndarray:
     """A host array as numpy (DLPack-only producers included), for construction's copies."""
     if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
-        return np.from_dlpack(obj)
+        return _arrays.from_dlpack(obj, argument)
     if isinstance(obj, (BsrMatrix, TransposedBsrMatrix)):
         raise UnsupportedError(f"{argument} is a bsrmm matrix; its arrays are A.indptr, A.indices, A.data")
     return _arrays.as_numpy(obj, argument)
