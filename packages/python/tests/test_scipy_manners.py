@@ -248,9 +248,22 @@ def test_a_float64_vector_with_a_float32_matrix_gives_a_float32_result(case):
 def test_out_of_another_dtype_says_how(case):
     _, a, _ = case
     with pytest.raises(bsrmm.UnsupportedError, match=r"pass out of dtype float32.*A\.astype\('float64'\)"):
-        bsrmm.matmul(a, np.ones(10), out=np.empty(24))
+        bsrmm.matmul(a, np.ones(10, np.float32), out=np.empty(24))
     out64 = np.empty(24)
     bsrmm.matmul(a.astype(np.float64), np.ones(10), out=out64)  # the advice works
+
+
+def test_with_out_inputs_of_another_dtype_say_how(case):
+    """A caller who passes out chose the dtype: B and bias are not converted behind its back."""
+    _, a, dense = case
+    out = np.empty(24, np.float32)
+    with pytest.raises(bsrmm.UnsupportedError, match=r"B has dtype float64 but A and out have float32.*out=None"):
+        bsrmm.matmul(a, np.ones(10), out=out)
+    with pytest.raises(bsrmm.UnsupportedError, match=r"bias has dtype float64 but A and out have float32"):
+        bsrmm.matmul(a, np.ones(10, np.float32), out=out, bias=np.ones(24))
+    # both ways out of it work:
+    bsrmm.matmul(a, np.ones(10).astype(np.float32), out=out)
+    np.testing.assert_allclose(bsrmm.matmul(a, np.ones(10), bias=np.ones(24)), out + 1, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -259,9 +272,10 @@ def test_out_of_another_dtype_says_how(case):
         lambda: np.ones((20, 6), np.float32)[::2, ::2],  # neither stride is 1
         lambda: np.arange(30, dtype=np.float32).reshape(10, 3)[:, ::-1],  # negative stride
         lambda: np.broadcast_to(np.arange(3, dtype=np.float32), (10, 3)),  # zero stride
-        lambda: np.arange(60, dtype=np.float64).reshape(10, 3, 2)[:, :, 0],  # strided and float64
+        lambda: np.lib.stride_tricks.as_strided(  # rows overlap (a row stride below the width)
+            np.arange(12, dtype=np.float32), (10, 3), (4, 4)),
     ],
-    ids=["strided", "reversed", "broadcast", "strided-float64"],
+    ids=["strided", "reversed", "broadcast", "overlapping"],
 )
 def test_b_in_any_strides_is_copied_once(case, make):
     _, a, dense = case
@@ -275,11 +289,21 @@ def test_b_in_any_strides_is_copied_once(case, make):
     np.testing.assert_array_equal(b, before)
 
 
+def test_b_in_another_dtype_and_strides_is_converted_in_one_copy(case):
+    _, a, dense = case
+    b = np.arange(60, dtype=np.float64).reshape(10, 3, 2)[:, :, 0]
+    value, scale = reference(dense, b.astype(np.float32))
+    assert_matches(bsrmm.matmul(a, b), value, scale, "float32", inner=10)
+
+
 def test_bias_in_any_strides_or_dtype_is_copied_once(case):
     _, a, dense = case
     bias = np.arange(48, dtype=np.float64)[::2]
     y = bsrmm.matmul(a, np.ones((10, 2), np.float32), bias=bias)
     np.testing.assert_allclose(y, dense @ np.ones((10, 2)) + bias[:, None], rtol=1e-5, atol=1e-4)
+    out = np.empty((24, 2), np.float32)
+    bsrmm.matmul(a, np.ones((10, 2), np.float32), bias=bias.astype(np.float32), out=out)
+    np.testing.assert_allclose(out, y, rtol=1e-6)
 
 
 def test_out_must_still_be_usable_in_place(case):

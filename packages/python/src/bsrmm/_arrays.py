@@ -272,12 +272,13 @@ def scipy_sparse_format(obj: Any) -> Optional[str]:
 
 def input_view(
     obj: Any, argument: str, *, stream: Optional[int], device: Device, dtype: str,
-    readable: Callable[[ArrayView], bool],
+    readable: Callable[[ArrayView], bool], convert: bool = True,
 ) -> ArrayView:
     """An input (B, bias, values) as the core will read it: in ``dtype`` and a layout
     ``readable`` accepts. Anything else numpy would accept is copied once, in the caller's own
     library (numpy for array-likes on the host); an input on the wrong device is refused before
-    anything is copied."""
+    anything is copied. With ``convert`` False (the caller passed ``out``, so it chose the
+    dtype) an input of another dtype is refused, saying how to call instead."""
     if array_kind(obj) is None:
         fmt = scipy_sparse_format(obj)
         if fmt is not None:
@@ -299,6 +300,12 @@ def input_view(
         raise UnsupportedError(
             f"{argument} has dtype {array_view.dtype}; bsrmm converts real numbers (bool, "
             f"integers, floats) to A's dtype {dtype}"
+        )
+    if not convert and array_view.dtype != dtype:
+        raise UnsupportedError(
+            f"{argument} has dtype {array_view.dtype} but A and out have {dtype}: pass "
+            f"{argument} in {dtype} ({argument}.astype(...)), or leave out=None and bsrmm "
+            f"converts {argument} and allocates the result"
         )
     return view(contiguous_copy(obj, array_view, argument, dtype, stream), argument, stream=stream)
 

@@ -135,7 +135,10 @@ def _multiply(
                                                                   rows, inner, alpha, beta, activation):
         return out
 
-    b_view = _input(B, "B", stream, a, _arrays.readable_layout)
+    # Inputs are converted to A's dtype only for a result bsrmm allocates: a caller who passes
+    # out chose the dtype, and a silent conversion would hide a copy on that path.
+    convert = out is None
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout, convert)
     b = _arrays.dense_operand(b_view, "B")
     if b.rows != inner:
         raise InvalidArgumentError(
@@ -149,7 +152,7 @@ def _multiply(
         out = _arrays.empty_like(b_view, result_shape, "B")
     c_view = _output_view(out, result_shape, a, stream, b_view)
     c = _arrays.dense_operand(c_view, "out")
-    bias_view = _bias_view(bias, c, a, stream)
+    bias_view = _bias_view(bias, c, a, stream, convert)
     _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation],
              tune=tune)
     return out
@@ -197,7 +200,7 @@ def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
     ctx = default_context(a.device)
     rows, inner = _op_shape(a, transpose)
     stream = ctx._stream_for(B)
-    b_view = _input(B, "B", stream, a, _arrays.readable_layout)
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout, True)
     if len(b_view.shape) == 1:  # v @ op(A) == op(A)^T @ v
         return matmul(a, b_view.source, transpose_a=not transpose)
     b = _arrays.dense_operand(b_view, "B")
@@ -284,10 +287,11 @@ def _scalar(value: Any, argument: str) -> float:
 
 def _input(
     obj: Any, argument: str, stream: Optional[int], a: BsrMatrix,
-    readable: Callable[[_arrays.ArrayView], bool],
+    readable: Callable[[_arrays.ArrayView], bool], convert: bool,
 ) -> _arrays.ArrayView:
     return _arrays.input_view(
-        obj, argument, stream=stream, device=a._device, dtype=a._dtype_name, readable=readable
+        obj, argument, stream=stream, device=a._device, dtype=a._dtype_name, readable=readable,
+        convert=convert,
     )
 
 
@@ -318,13 +322,14 @@ def _output_view(
 
 
 def _bias_view(
-    bias: Any, c: _arrays.DenseOperand, a: BsrMatrix, stream: Optional[int]
+    bias: Any, c: _arrays.DenseOperand, a: BsrMatrix, stream: Optional[int], convert: bool
 ) -> Optional[_arrays.ArrayView]:
     """The bias reaches the core as a bare address, so its length, dtype and stride are all
-    settled here (a copy in A's dtype when it has another, or is strided)."""
+    settled here (a contiguous copy when strided; in A's dtype when it has another and
+    ``convert``)."""
     if bias is None:
         return None
-    bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous)
+    bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous, convert)
     if bias_view.shape != (c.rows,):
         raise InvalidArgumentError(
             f"bias must be 1-D with one value per row of C ({c.rows}); got shape {bias_view.shape}"
