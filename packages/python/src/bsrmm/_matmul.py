@@ -1,6 +1,7 @@
 """bsrmm.matmul: C = alpha * op(A) @ B + beta * C, then + bias (one value per row of C), then
-the activation. B, out and bias are used in place, whatever their array type; the result is
-``out``, or a new row-major array of B's type, dtype and device."""
+the activation. B, out and bias are used in place, whatever their array type (B and bias are
+copied once when the core cannot read them as they lie); the result is ``out``, or a new
+row-major array of B's type and device in A's dtype."""
 
 from __future__ import annotations
 
@@ -60,10 +61,12 @@ def matmul(
     """``out = activation(alpha * op(A) @ B + beta * out + bias)``.
 
     A: a :class:`BsrMatrix` (or ``A.T``). B: 2-D (K, N), or 1-D (K,) for a vector result; numpy,
-    torch, cupy or any ``__dlpack__`` / ``__cuda_array_interface__`` array on A's device, row- or
-    column-major with any leading dimension (other layouts are refused, never copied).
-    out: (M, N) (or (M,)), written in place; with beta == 0 it is only written, so it may hold
-    anything. bias: 1-D, one value per row of C, out's dtype. activation: None, "relu", "gelu"
+    torch, cupy or any ``__dlpack__`` / ``__cuda_array_interface__`` array on A's device (or,
+    on the host, anything numpy reads as one), read in place when row- or column-major with any
+    leading dimension, else copied once; of A's dtype, or converted to it when ``out`` is None.
+    out: (M, N) (or (M,)) of A's dtype, written in place (never copied: other layouts are
+    refused); with beta == 0 it is only written, so it may hold anything. bias: 1-D, one value
+    per row of C, read like B. activation: None, "relu", "gelu"
     (tanh approximation) or "silu". On a GPU the call is queued on the caller's current stream
     (see :class:`Context`) and returns without waiting.
     """

@@ -2,7 +2,8 @@
 core keeps an execution plan with it, so a matrix used for many products is prepared once).
 
 Construction always copies the arrays it is given into the core's own storage, so inputs may be
-in any layout on the host (they are made contiguous first); device arrays must be contiguous.
+in any layout (they are made contiguous first: by numpy on the host, by torch or cupy on a GPU;
+other GPU producers must be contiguous).
 Construction on a GPU finishes before it returns, so the matrix is ready on every stream.
 """
 
