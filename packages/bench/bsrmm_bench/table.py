@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from . import summary as summary_mod
 
 _STATUS_MARK = {"unavailable": "n/a", "failed": "FAILED", "wrong": "WRONG"}
@@ -102,11 +104,14 @@ def peer_availability(doc: dict) -> list[str]:
                 c["ok"] += 1
             else:
                 reason = f"{r['status']}: {(r['reason'] or '')[:160]}"
-                c["reasons"][reason] = c["reasons"].get(reason, 0) + 1
+                # one group per kind of reason: the same words with other sizes in them
+                group = c["reasons"].setdefault(re.sub(r"\d+(\.\d+)?", "#", reason), [0, reason])
+                group[0] += 1
     lines = []
     for (device, label), c in counts.items():
-        missed = "; ".join(f"{n}x {why}" for why, n in sorted(c["reasons"].items(), key=lambda kv: -kv[1])[:3])
-        lines.append(f"{device} {label}: ran in {c['ok']} case(s)" + (f"; not in {sum(c['reasons'].values())}: {missed}" if missed else ""))
+        kinds = sorted(((n, why, "#" in key) for key, (n, why) in c["reasons"].items()), key=lambda g: -g[0])
+        missed = "; ".join(f"{n}x {why}" + (" (e.g.)" if n > 1 and varies else "") for n, why, varies in kinds[:3])
+        lines.append(f"{device} {label}: ran in {c['ok']} case(s)" + (f"; not in {sum(g[0] for g in kinds)}: {missed}" if missed else ""))
     return ["implementations:"] + ["  " + line for line in lines] if lines else []
 
 
