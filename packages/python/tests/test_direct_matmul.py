@@ -104,9 +104,9 @@ def test_matmul_gives_the_general_paths_errors_for_declined_calls(problem):
         bsrmm.matmul(a, shared[:K], out=shared[K - 1 : K - 1 + M])
 
 
-def test_a_dtype_the_core_refuses_is_the_cores_error(problem):
-    """float64 B against a float32 A: taken here (a value dtype), refused by the core with the
-    same error the general path gets from it."""
+def test_another_dtype_than_a_is_declined_here_and_refused_by_the_general_path(problem):
+    """float64 B and out against a float32 A: the direct path declines them (not A's dtype), and
+    the general path refuses out, saying how."""
     a, _, rng = problem
     b = rng.standard_normal((K, N))
     with pytest.raises(bsrmm.Error, match="dtype"):

@@ -1,6 +1,6 @@
 """GPU interop: torch CUDA tensors, cupy arrays, bare __cuda_array_interface__ and DLPack
-producers, zero-copy on the caller's current stream; device mismatches and non-contiguous device
-arrays. Every test skips, with the reason, where no CUDA device is usable (or torch / cupy is
+producers, zero-copy on the caller's current stream; device mismatches; strided and other-dtype
+torch inputs copied once on the call's stream, strided out refused. Every test skips, with the reason, where no CUDA device is usable (or torch / cupy is
 missing); the lead runs them on the GPU machine."""
 
 from __future__ import annotations
@@ -155,11 +155,36 @@ def test_torch_device_mismatch_and_layout_errors(torch):
         bsrmm.matmul(a, torch.ones(shape[1], 4))
     with pytest.raises(bsrmm.InvalidArgumentError, match="out is on cpu"):
         bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda"), out=torch.empty(shape[0], 4))
-    with pytest.raises(bsrmm.InvalidArgumentError, match="row-major or column-major"):
-        bsrmm.matmul(a, torch.ones(shape[1] * 2, 8, device="cuda")[::2, ::2])
+    strided_out = torch.empty(shape[0] * 2, 8, device="cuda")[::2, ::2]
+    with pytest.raises(bsrmm.InvalidArgumentError, match="out must be row-major or column-major"):
+        bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda"), out=strided_out)
+    with pytest.raises(bsrmm.UnsupportedError, match="B has dtype float64 but A and out have float32"):
+        bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda", dtype=torch.float64),
+                     out=torch.empty(shape[0], 4, device="cuda"))
     if torch.cuda.device_count() > 1:
         with pytest.raises(bsrmm.InvalidArgumentError, match="B is on cuda:1 but A is on cuda:0"):
             bsrmm.matmul(a, torch.ones(shape[1], 4, device="cuda:1"))
+
+
+@pytest.mark.parametrize("on_context_stream", [False, True], ids=["current-stream", "context-stream"])
+def test_strided_and_float64_torch_inputs_are_copied_on_the_calls_stream(torch, on_context_stream):
+    """The copies are made on the stream the multiply runs on (the context's own, or torch's
+    current one), so the multiply reads them written, whatever stream the caller set."""
+    rng, parts, shape, dense = _case(10, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    stream = torch.cuda.Stream() if on_context_stream else None
+    context = bsrmm.Context("cuda:0", stream=stream)
+    wide = torch.from_numpy(rng.standard_normal((shape[1] * 2, 8))).cuda()  # float64
+    b, bias = wide[::2, ::2], torch.arange(2 * shape[0], dtype=torch.float64, device="cuda")[::2]
+    torch.cuda.synchronize()
+    c = bsrmm.matmul(a, b, bias=bias, context=context)
+    context.synchronize()
+    assert c.dtype == torch.float32 and c.is_contiguous()
+    b32 = b.float().double().cpu().numpy()
+    value, scale = reference(dense, b32)
+    expected = value + bias.float().double().cpu().numpy()[:, None]
+    assert_matches(c.double().cpu().numpy(), expected, scale + np.abs(expected), "float32",
+                   inner=shape[1])
 
 
 class _InterfaceOnly:

@@ -137,5 +137,8 @@ def test_torch_errors(torch):
         bsrmm.BsrMatrix.from_torch(torch.eye(4))
     with pytest.raises(bsrmm.UnsupportedError, match="layout"):
         bsrmm.matmul(a, torch.eye(4).to_sparse_csr())
-    with pytest.raises(bsrmm.InvalidArgumentError, match="row-major or column-major"):
-        bsrmm.matmul(a, torch.ones(8, 8)[::2, ::2])
+    with pytest.raises(bsrmm.InvalidArgumentError, match="out must be row-major or column-major"):
+        bsrmm.matmul(a, torch.ones(4, 4), out=torch.empty(8, 8)[::2, ::2])
+    # A bfloat16 B for a float32 A is converted once, by torch (numpy has no bfloat16 DLPack).
+    b = torch.arange(32, dtype=torch.bfloat16).reshape(8, 4)[::2]
+    np.testing.assert_array_equal(bsrmm.matmul(a, b).numpy(), b.float().numpy())
