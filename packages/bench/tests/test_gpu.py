@@ -25,6 +25,8 @@ def test_cuda_cases_check_every_implementation(tmp_path):
             {"dtype": "float32", "f32_mode": "tf32"},
             {"transpose_a": True, "layout_b": "col", "layout_c": "col"},
             {"block": [16, 32], "pattern": {"kind": "power_law", "alpha": 1, "density": 0.25}},
+            {"dtype": "float64", "block": 4, "m": 256, "k": 256, "n": 16, "pattern": {"kind": "stencil", "dims": 3, "points": 27}},
+            {"dtype": "float32", "block": 8, "n": 1, "pattern": {"kind": "banded", "lower": 1, "upper": 1}},
         ],
     }
     (tmp_path / "gpu.json").write_text(json.dumps(suite))
@@ -49,4 +51,10 @@ def test_cuda_cases_check_every_implementation(tmp_path):
     first = {r["impl"]: r for r in doc["cases"][0]["results"]}
     assert first["cusparse.bsr"]["status"] == "ok", first["cusparse.bsr"]
     assert first["cusparse.blocked_ell"]["status"] == "ok", first["cusparse.blocked_ell"]
+    assert first["cusparse.csr"]["status"] == "ok", first["cusparse.csr"]
+    stencil, vector = ({r["impl"]: r for r in doc["cases"][i]["results"]} for i in (-2, -1))
+    for by in (stencil, vector):  # the legacy bsrmm (N > 1, C column-major) and bsrmv (N = 1)
+        assert by["cusparse.bsrmm"]["status"] == "ok", by["cusparse.bsrmm"]
+        assert by["cusparse.csr"]["status"] == "ok", by["cusparse.csr"]
     assert doc["environment"]["gpu"]["name"]
+    assert doc["environment"]["memory_bandwidth"]["cuda"]["bytes_per_s"] > 1e11
