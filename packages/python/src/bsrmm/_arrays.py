@@ -273,12 +273,14 @@ def scipy_sparse_format(obj: Any) -> Optional[str]:
 def input_view(
     obj: Any, argument: str, *, stream: Optional[int], device: Device, dtype: str,
     readable: Callable[[ArrayView], bool], convert: bool = True,
+    ranks: Optional[Tuple[int, ...]] = None,
 ) -> ArrayView:
     """An input (B, bias, values) as the core will read it: in ``dtype`` and a layout
     ``readable`` accepts. Anything else numpy would accept is copied once, in the caller's own
     library (numpy for array-likes on the host); an input on the wrong device is refused before
     anything is copied. With ``convert`` False (the caller passed ``out``, so it chose the
-    dtype) an input of another dtype is refused, saying how to call instead."""
+    dtype) an input of another dtype is refused, saying how to call instead. An input of a rank
+    not in ``ranks`` (when given) is refused before anything is copied."""
     if array_kind(obj) is None:
         fmt = scipy_sparse_format(obj)
         if fmt is not None:
@@ -294,13 +296,19 @@ def input_view(
         obj = as_numpy(obj, argument)
     array_view = view(obj, argument, stream=stream)
     check_device(array_view, argument, device)
-    if array_view.dtype == dtype and readable(array_view):
-        return array_view
     if array_view.dtype not in _dtypes.CONVERTIBLE:
         raise UnsupportedError(
             f"{argument} has dtype {array_view.dtype}; bsrmm converts real numbers (bool, "
             f"integers, floats) to A's dtype {dtype}"
         )
+    if ranks is not None and len(array_view.shape) not in ranks:
+        allowed = " or ".join(f"{rank}-D" for rank in ranks)
+        raise InvalidArgumentError(
+            f"{argument} must be {allowed}; got {len(array_view.shape)}-D with shape "
+            f"{array_view.shape}"
+        )
+    if array_view.dtype == dtype and readable(array_view):
+        return array_view
     if not convert and array_view.dtype != dtype:
         raise UnsupportedError(
             f"{argument} has dtype {array_view.dtype} but A and out have {dtype}: pass "
@@ -311,7 +319,7 @@ def input_view(
 
 
 def check_device(array_view: ArrayView, argument: str, device: Device) -> None:
-    """``device`` is A's."""
+    """Refuses an array on another device than A's (``device``), naming both."""
     if not same_device(array_view.device, device):
         where = device_name(array_view.device)
         raise InvalidArgumentError(

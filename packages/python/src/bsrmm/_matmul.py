@@ -141,7 +141,7 @@ def _multiply(
     # Inputs are converted to A's dtype only for a result bsrmm allocates: a caller who passes
     # out chose the dtype, and a silent conversion would hide a copy on that path.
     convert = out is None
-    b_view = _input(B, "B", stream, a, _arrays.readable_layout, convert)
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout, convert, (1, 2))
     b = _arrays.dense_operand(b_view, "B")
     if b.rows != inner:
         raise InvalidArgumentError(
@@ -203,7 +203,7 @@ def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
     ctx = default_context(a.device)
     rows, inner = _op_shape(a, transpose)
     stream = ctx._stream_for(B)
-    b_view = _input(B, "B", stream, a, _arrays.readable_layout, True)
+    b_view = _input(B, "B", stream, a, _arrays.readable_layout, True, (1, 2))
     if len(b_view.shape) == 1:  # v @ op(A) == op(A)^T @ v
         return matmul(a, b_view.source, transpose_a=not transpose)
     b = _arrays.dense_operand(b_view, "B")
@@ -290,11 +290,11 @@ def _scalar(value: Any, argument: str) -> float:
 
 def _input(
     obj: Any, argument: str, stream: Optional[int], a: BsrMatrix,
-    readable: Callable[[_arrays.ArrayView], bool], convert: bool,
+    readable: Callable[[_arrays.ArrayView], bool], convert: bool, ranks: Tuple[int, ...],
 ) -> _arrays.ArrayView:
     return _arrays.input_view(
         obj, argument, stream=stream, device=a._device, dtype=a._dtype_name, readable=readable,
-        convert=convert,
+        convert=convert, ranks=ranks,
     )
 
 
@@ -332,7 +332,7 @@ def _bias_view(
     ``convert``)."""
     if bias is None:
         return None
-    bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous, convert)
+    bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous, convert, (1,))
     if bias_view.shape != (c.rows,):
         raise InvalidArgumentError(
             f"bias must be 1-D with one value per row of C ({c.rows}); got shape {bias_view.shape}"
