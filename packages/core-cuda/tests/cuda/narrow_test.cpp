@@ -16,13 +16,10 @@ struct Shape {
   int32_t width;
 };
 
-const char* narrow_name(bsrmm_dtype dtype) {
-  switch (dtype) {
-    case BSRMM_DTYPE_F64: return "narrow_f64_simt_warprows";
-    case BSRMM_DTYPE_F16: return "narrow_f16_simt_warprows";
-    case BSRMM_DTYPE_BF16: return "narrow_bf16_simt_warprows";
-    default: return "narrow_f32_simt_warprows";
-  }
+// Both variants of the dtype: one warp per row slice, and slices split over several warps.
+std::vector<std::string> narrow_names(bsrmm_dtype dtype) {
+  const std::string label = dtype_label(dtype);
+  return {"narrow_" + label + "_simt_warprows", "narrow_" + label + "_simt_splitrows"};
 }
 
 class NarrowKernel : public ::testing::TestWithParam<bsrmm_dtype> {};
@@ -37,34 +34,36 @@ TEST_P(NarrowKernel, BlockShapesAndWidthsMatchFloat64) {
                                      {12, 12}, {3, 8}, {16, 16}, {64, 64}, {2, 160}};
   const std::vector<int64_t> widths = {1, 2, 3, 8, 16, 17, 40};
   int run = 0;
-  for (const Shape& shape : shapes) {
-    for (int64_t n : widths) {
-      Problem problem;
-      problem.variant = narrow_name(dtype);
-      problem.dtype = dtype;
-      problem.block_height = shape.height;
-      problem.block_width = shape.width;
-      problem.block_rows = shape.height >= 64 ? 3 : 9;
-      problem.block_cols = shape.width >= 64 ? 4 : 11;
-      problem.density = 0.45;
-      problem.empty_rows = run % 3 == 0;
-      problem.n = n;
-      // Rotate the layouts, paddings and epilogues through the cases.
-      problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-      problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-      problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
-      problem.b_ld_align = run % 4 == 2 ? 1 : 8;
-      problem.b_offset = run % 5 == 3 ? 1 : 0;
-      problem.beta = run % 4 == 1 ? 0.5 : 0.0;
-      problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
-      problem.bias = run % 2 == 0;
-      problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_SILU : BSRMM_ACTIVATION_NONE;
-      problem.op = run % 7 == 5 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
-      SCOPED_TRACE(problem.describe());
-      const Outcome outcome = run_and_check(problem);
-      if (HasFatalFailure()) return;
-      EXPECT_EQ(outcome.variant, problem.variant);
-      ++run;
+  for (const std::string& variant : narrow_names(dtype)) {
+    for (const Shape& shape : shapes) {
+      for (int64_t n : widths) {
+        Problem problem;
+        problem.variant = variant;
+        problem.dtype = dtype;
+        problem.block_height = shape.height;
+        problem.block_width = shape.width;
+        problem.block_rows = shape.height >= 64 ? 3 : 9;
+        problem.block_cols = shape.width >= 64 ? 4 : 11;
+        problem.density = 0.45;
+        problem.empty_rows = run % 3 == 0;
+        problem.n = n;
+        // Rotate the layouts, paddings and epilogues through the cases.
+        problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+        problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+        problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
+        problem.b_ld_align = run % 4 == 2 ? 1 : 8;
+        problem.b_offset = run % 5 == 3 ? 1 : 0;
+        problem.beta = run % 4 == 1 ? 0.5 : 0.0;
+        problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
+        problem.bias = run % 2 == 0;
+        problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_SILU : BSRMM_ACTIVATION_NONE;
+        problem.op = run % 7 == 5 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+        SCOPED_TRACE(problem.describe());
+        const Outcome outcome = run_and_check(problem);
+        if (HasFatalFailure()) return;
+        EXPECT_EQ(outcome.variant, problem.variant);
+        ++run;
+      }
     }
   }
 }
@@ -72,32 +71,34 @@ TEST_P(NarrowKernel, BlockShapesAndWidthsMatchFloat64) {
 TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
   BSRMM_REQUIRE_GPU();
   const bsrmm_dtype dtype = GetParam();
-  for (int64_t n : {int64_t(1), int64_t(4), int64_t(16)}) {
-    Problem problem;  // dense rows of 300 blocks: many warp steps, the loads-ahead buffers' tail
-    problem.variant = narrow_name(dtype);
-    problem.dtype = dtype;
-    problem.block_height = 4;
-    problem.block_width = 4;
-    problem.block_rows = 5;
-    problem.block_cols = 300;
-    problem.density = 0.9;
-    problem.empty_rows = true;
-    problem.n = n;
-    SCOPED_TRACE(problem.describe());
-    run_and_check(problem);
-    if (HasFatalFailure()) return;
-    Problem weight = problem;  // few long slices of a large block: several warps a slice
-    weight.block_height = 64;
-    weight.block_width = 64;
-    weight.block_rows = 2;
-    weight.block_cols = 40;
-    weight.density = 0.6;
-    weight.empty_rows = false;
-    weight.beta = 0.25;
-    weight.bias = true;
-    SCOPED_TRACE(weight.describe());
-    run_and_check(weight);
-    if (HasFatalFailure()) return;
+  for (const std::string& variant : narrow_names(dtype)) {
+    for (int64_t n : {int64_t(1), int64_t(4), int64_t(16)}) {
+      Problem problem;  // dense rows of 300 blocks: many warp steps, the loads ahead and their tail
+      problem.variant = variant;
+      problem.dtype = dtype;
+      problem.block_height = 4;
+      problem.block_width = 4;
+      problem.block_rows = 5;
+      problem.block_cols = 300;
+      problem.density = 0.9;
+      problem.empty_rows = true;
+      problem.n = n;
+      SCOPED_TRACE(problem.describe());
+      run_and_check(problem);
+      if (HasFatalFailure()) return;
+      Problem weight = problem;  // few long slices of a large block: several warps a slice
+      weight.block_height = 64;
+      weight.block_width = 64;
+      weight.block_rows = 2;
+      weight.block_cols = 40;
+      weight.density = 0.6;
+      weight.empty_rows = false;
+      weight.beta = 0.25;
+      weight.bias = true;
+      SCOPED_TRACE(weight.describe());
+      run_and_check(weight);
+      if (HasFatalFailure()) return;
+    }
   }
 }
 

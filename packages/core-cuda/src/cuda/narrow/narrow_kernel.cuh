@@ -5,9 +5,10 @@
 // matching rows of B in FMA and keeping one row of C's partial sums in registers; the warp then
 // reduces the lanes of each row through shared memory and runs the common epilogue.
 //
-// Pieces: the scheduler (which row slice and column chunk a warp owns), the producer (the next
-// `kDepth` steps' A chunks and block columns, loaded before any is used, so each lane keeps
-// several 16-byte loads in flight), the main loop (B rows from L1/L2 times the A chunk) and the
+// Pieces: the scheduler (which row slice and column chunk a warp owns; a long slice may be split
+// over several warps), the producer (the next `kDepth` steps' A chunks, loaded before any is used,
+// so each lane keeps several 16-byte loads in flight, and the block columns of the batch after,
+// so B's reads never wait behind them), the main loop (B rows from L1/L2 times the A chunk) and the
 // epilogue (the cross-lane sum, alpha/beta/bias/activation, the store).
 #pragma once
 
@@ -24,6 +25,10 @@ constexpr int kThreads = kWarps * 32;
 // Steps of A loaded ahead of their use; fewer where 16 accumulators a lane leave no room.
 template <int Cols>
 constexpr int kDepth = Cols >= 16 ? 2 : 4;
+// CTAs an SM must hold: narrow products are latency-bound, so at 1-2 columns (16-32 accumulator
+// bytes a lane) the register budget buys occupancy (at most 64 registers a thread).
+template <int Cols>
+constexpr int kMinBlocks = Cols <= 2 ? 4 : 2;
 
 // How a lane reads its B values: whole runs where B's layout and alignment allow it.
 enum class BReads : int32_t {
@@ -51,6 +56,7 @@ struct NarrowParams {
   bool c_col_major;
   int64_t n;
   int32_t column_chunks;  // ceil(n / Cols)
+  int32_t split;          // warps sharing one row slice's steps: 1, 2, 4 or 8
   double alpha;
   double beta;
   const T* bias;
@@ -83,19 +89,23 @@ struct Step {
 };
 
 template <typename T, int Vec, int Cols>
-__global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(NarrowParams<T> p) {
   using Acc = typename Element<T>::Acc;
   __shared__ Acc partial[kWarps][Cols][33];
 
-  // Scheduler: CTAs take kWarps consecutive row slices; the column chunks of one group of
-  // slices are neighbouring CTAs, so A's second read (N > Cols) comes from L2.
+  // Scheduler: a CTA takes kWarps / split consecutive row slices, `split` warps each (more loads
+  // in flight where slices are few and long); the column chunks of one group of slices are
+  // neighbouring CTAs, so A's second read (N > Cols) comes from L2.
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  const int32_t split = p.split;
+  const int32_t part_of_unit = warp % split;
   const int32_t chunk = int32_t(blockIdx.x % unsigned(p.column_chunks));
-  const int64_t unit = int64_t(blockIdx.x / unsigned(p.column_chunks)) * kWarps + warp;
+  const int64_t unit = int64_t(blockIdx.x / unsigned(p.column_chunks)) * (kWarps / split) + warp / split;
   const WarpShape s = p.shape;
-  if (unit >= p.block_row_count * s.slices) return;
-  const int64_t position = unit / s.slices;
+  const bool unit_exists = unit < p.block_row_count * s.slices;
+  if (!unit_exists && split == 1) return;  // a split slice's warps meet at a barrier below
+  const int64_t position = unit_exists ? unit / s.slices : 0;
   const int32_t slice = int32_t(unit - position * s.slices);
   const int64_t block_row = p.row_order ? __ldg(p.row_order + position) : position;
   const int64_t n0 = int64_t(chunk) * Cols;
@@ -107,15 +117,20 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
   // of the step, row (q % lanes_per_block) / lanes_per_row of the slice, chunk q % lanes_per_row.
   const int32_t first = __ldg(p.row_ptr + block_row);
   const int32_t last = __ldg(p.row_ptr + block_row + 1);
-  const int64_t positions = int64_t(last - first) * s.lanes_per_block;
+  const int64_t positions = unit_exists ? int64_t(last - first) * s.lanes_per_block : 0;
   const bool lane_busy = lane < s.stride;
   const int32_t row_in_slice = (lane % s.lanes_per_block) / s.lanes_per_row;
   const int64_t a_row_offset = int64_t(slice * s.rows + row_in_slice) * bw;
 
-  // Producer: the A chunk and B row of position q.
-  auto load_step = [&](int64_t q) {
+  // Producer: the block column of position q (a batch ahead of its use, so B's reads never
+  // wait behind it), then the A chunk and B row of the position.
+  auto load_column = [&](int64_t q) -> int32_t {
+    if (!lane_busy || q >= positions) return -1;
+    return __ldg(p.col_idx + first + q / s.lanes_per_block);
+  };
+  auto load_step = [&](int64_t q, int32_t column) {
     Step<T, Vec> step;
-    if (!lane_busy || q >= positions) {
+    if (column < 0) {
       step.b_row = -1;
 #pragma unroll
       for (int v = 0; v < Vec; ++v) step.a[v] = T(0.0f);
@@ -124,7 +139,7 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
     const int64_t block = first + q / s.lanes_per_block;
     const int32_t part = int32_t(q % s.lanes_per_block) % s.lanes_per_row;
     load_run<T, Vec>(p.values + block * block_elems + a_row_offset + int64_t(part) * Vec, step.a);
-    step.b_row = int64_t(__ldg(p.col_idx + block)) * bw + int64_t(part) * Vec;
+    step.b_row = int64_t(column) * bw + int64_t(part) * Vec;
     return step;
   };
 
@@ -166,19 +181,33 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
     }
   };
 
-  for (int64_t q = lane; q - lane < positions; q += int64_t(kDepth<Cols>) * s.stride) {
-    Step<T, Vec> steps[kDepth<Cols>];
+  constexpr int kD = kDepth<Cols>;
+  const int64_t span = int64_t(split) * s.stride;  // positions between one warp's steps
+  int64_t q = lane + int64_t(part_of_unit) * s.stride;
+  int32_t columns[kD];
 #pragma unroll
-    for (int d = 0; d < kDepth<Cols>; ++d) steps[d] = load_step(q + int64_t(d) * s.stride);
+  for (int d = 0; d < kD; ++d) columns[d] = load_column(q + d * span);
+  for (; q - lane < positions; q += kD * span) {
+    Step<T, Vec> steps[kD];
 #pragma unroll
-    for (int d = 0; d < kDepth<Cols>; ++d) multiply(steps[d]);
+    for (int d = 0; d < kD; ++d) steps[d] = load_step(q + d * span, columns[d]);
+#pragma unroll
+    for (int d = 0; d < kD; ++d) columns[d] = load_column(q + (kD + d) * span);
+#pragma unroll
+    for (int d = 0; d < kD; ++d) multiply(steps[d]);
   }
 
-  // Epilogue: the lanes of one row hold disjoint parts of its sum; add them in a fixed order
-  // (the result does not depend on timing), then one lane per output applies the epilogue.
+  // Epilogue: the lanes (and a split slice's warps) of one row hold disjoint parts of its sum;
+  // add them in a fixed order (the result does not depend on timing), then one lane per output
+  // applies the epilogue.
 #pragma unroll
   for (int t = 0; t < Cols; ++t) partial[warp][t][lane] = acc[t];
-  __syncwarp();
+  if (split > 1) {
+    __syncthreads();
+    if (!unit_exists || part_of_unit != 0) return;
+  } else {
+    __syncwarp();
+  }
   const Acc alpha = Acc(p.alpha);
   const Acc beta = Acc(p.beta);
   const int32_t outputs = s.rows * Cols;
@@ -187,11 +216,13 @@ __global__ void __launch_bounds__(kThreads, 2) narrow_kernel(NarrowParams<T> p) 
     const int32_t t = o % Cols;
     if (n0 + t >= p.n) continue;
     Acc sum = Acc(0);
-    if (s.lanes_per_block <= 32) {
-      for (int32_t base = 0; base < s.stride; base += s.lanes_per_block)
-        for (int32_t c = 0; c < s.lanes_per_row; ++c) sum += partial[warp][t][base + r * s.lanes_per_row + c];
-    } else {
-      for (int32_t l = 0; l < 32; ++l) sum += partial[warp][t][l];  // one row a warp
+    for (int32_t w = warp; w < warp + split; ++w) {
+      if (s.lanes_per_block <= 32) {
+        for (int32_t base = 0; base < s.stride; base += s.lanes_per_block)
+          for (int32_t c = 0; c < s.lanes_per_row; ++c) sum += partial[w][t][base + r * s.lanes_per_row + c];
+      } else {
+        for (int32_t l = 0; l < 32; ++l) sum += partial[w][t][l];  // one row a warp
+      }
     }
     const int64_t row = block_row * bh + int64_t(slice) * s.rows + r;
     const int64_t col = n0 + t;

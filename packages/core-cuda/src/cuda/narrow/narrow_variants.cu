@@ -1,4 +1,5 @@
-// The narrow family's variants, one per dtype (`narrow_<dtype>_simt_warprows`): every block
+// The narrow family's variants, two per dtype: `narrow_<dtype>_simt_warprows` (one warp per row
+// slice) and `_splitrows` (a long slice's steps shared by up to 8 warps of a CTA); every block
 // shape, layout and leading dimension, f64 accumulating in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
 #include "../runtime/cuda_check.hpp"
@@ -43,6 +44,18 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
   return BReads::elements;
 }
 
+// Warps per row slice for the `splitrows` variants: enough warps in flight to cover HBM latency
+// (~16K on an H100) while each warp still runs two or more steps. Few long slices (a pruned
+// weight at N = 1: 2048 slices of 16 blocks) split; many short ones (stencils: 10^5-10^6 slices)
+// do not.
+int32_t warps_per_slice(int64_t units, int64_t nnzb, int64_t block_rows, const WarpShape& shape) {
+  const double steps = double(nnzb) / double(std::max<int64_t>(block_rows, 1)) *
+                       double(shape.lanes_per_block) / double(shape.stride);
+  int32_t split = 1;
+  while (split < kWarps && units * split < 16384 && steps / double(2 * split) >= 2.0) split *= 2;
+  return split;
+}
+
 template <typename T, int Vec, int Cols>
 void launch_with(const NarrowParams<T>& p, int64_t ctas, cudaStream_t stream) {
   narrow_kernel<T, Vec, Cols><<<unsigned(ctas), kThreads, 0, stream>>>(p);
@@ -60,7 +73,7 @@ void launch_cols(const NarrowParams<T>& p, int cols, int64_t ctas, cudaStream_t 
   }
 }
 
-template <typename T>
+template <typename T, bool Split>
 void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   if (args.c.rows == 0 || args.c.cols == 0) return;
   const BsrView& a = args.a;
@@ -90,7 +103,9 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   p.activation = args.activation;
 
   const int64_t units = a.block_row_count * p.shape.slices;
-  const int64_t ctas = (units + kWarps - 1) / kWarps * p.column_chunks;
+  p.split = Split ? warps_per_slice(units, a.nnzb, a.block_row_count, p.shape) : 1;
+  const int64_t slices_per_cta = kWarps / p.split;
+  const int64_t ctas = (units + slices_per_cta - 1) / slices_per_cta * p.column_chunks;
   if (ctas > INT32_MAX)
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "narrow CUDA kernel: ", ctas,
                  " CTAs exceed the 2^31-1 grid limit");
@@ -110,13 +125,17 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   detail::fail(BSRMM_STATUS_INTERNAL, "narrow CUDA kernel: no load width for ", p.shape.vec, " elements");
 }
 
+// Where the family applies, one warp per slice first (measured, docs/perf-log.md entry 39); the
+// split slices are the tuner's other candidate.
+template <bool Split>
 int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
-  return preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 100 : 5;
+  const int base = preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 100 : 5;
+  return Split ? base - 1 : base;
 }
 
-template <typename T>
+template <typename T, bool Split>
 Variant narrow_variant(const char* name) {
-  return Variant{name, &narrow_supports<T>, &narrow_launch<T>, &narrow_preference};
+  return Variant{name, &narrow_supports<T>, &narrow_launch<T, Split>, &narrow_preference<Split>};
 }
 
 }  // namespace
@@ -126,10 +145,14 @@ namespace bsrmm::cuda {
 
 std::vector<Variant> narrow_variants() {
   return {
-      narrow::narrow_variant<float>("narrow_f32_simt_warprows"),
-      narrow::narrow_variant<__half>("narrow_f16_simt_warprows"),
-      narrow::narrow_variant<__nv_bfloat16>("narrow_bf16_simt_warprows"),
-      narrow::narrow_variant<double>("narrow_f64_simt_warprows"),
+      narrow::narrow_variant<float, false>("narrow_f32_simt_warprows"),
+      narrow::narrow_variant<__half, false>("narrow_f16_simt_warprows"),
+      narrow::narrow_variant<__nv_bfloat16, false>("narrow_bf16_simt_warprows"),
+      narrow::narrow_variant<double, false>("narrow_f64_simt_warprows"),
+      narrow::narrow_variant<float, true>("narrow_f32_simt_splitrows"),
+      narrow::narrow_variant<__half, true>("narrow_f16_simt_splitrows"),
+      narrow::narrow_variant<__nv_bfloat16, true>("narrow_bf16_simt_splitrows"),
+      narrow::narrow_variant<double, true>("narrow_f64_simt_splitrows"),
   };
 }
 
