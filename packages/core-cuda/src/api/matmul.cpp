@@ -141,6 +141,15 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
   if (context.device.type == BSRMM_DEVICE_CUDA && !bsrmm::detail::cuda_compiled()) {
     bsrmm::detail::fail(BSRMM_STATUS_NO_DEVICE, bsrmm::detail::built_without_cuda());
   }
+  // A multiply enqueued into a CUDA graph capture runs what it can without allocating, copying
+  // from the host or waiting on the stream (a plan still to build says so, before enqueuing
+  // anything), and never measures: the heuristic's pick or a choice this process already made.
+  const bool capturing = bsrmm::detail::stream_capturing(context.device, settings.stream);
+  if (capturing && tune_now)
+    bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED,
+                        "bsrmm_tune cannot measure while its context's CUDA stream is being captured "
+                        "into a CUDA graph: tune before capturing");
+  const bsrmm::detail::CaptureScope capture_scope(capturing);
   const BsrMatrix& op_a = options.op_a == BSRMM_OP_TRANSPOSE
                               ? matrix.plan().transposed(matrix, settings.stream)
                               : matrix;
@@ -162,12 +171,13 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
     if (std::optional<bsrmm::tuner::Choice> known = bsrmm::tuner::recall(signature)) {
       return execution.run(*known);
     }
+    if (capturing) return execution.run(choice);
     if (std::optional<bsrmm::tuner::Decision> tuned = tuner_decision(execution, mode, false)) {
       choice = tuned->choice;
       // A deferred decision must come back to the tuner until the key's tuning call.
       if (!tuned->deferred) bsrmm::tuner::remember(signature, choice);
     }
-  } else if (mode == BSRMM_TUNING_FORCE) {
+  } else if (mode == BSRMM_TUNING_FORCE && !capturing) {
     if (std::optional<bsrmm::tuner::Decision> tuned = tuner_decision(execution, mode, tune_now)) {
       choice = tuned->choice;
     }

@@ -75,6 +75,18 @@ void synchronize(bsrmm_device device, void* stream) {
   if (device.type == BSRMM_DEVICE_CUDA) cuda::synchronize(device.ordinal, stream);
 }
 
+bool stream_capturing(bsrmm_device device, void* stream) {
+  return device.type == BSRMM_DEVICE_CUDA && cuda::stream_is_capturing(device.ordinal, stream);
+}
+
+CaptureScope::CaptureScope(bool capturing) : capturing_(capturing) {
+  if (capturing_) cuda::set_capture_reason("the context's CUDA stream");
+}
+
+CaptureScope::~CaptureScope() {
+  if (capturing_) cuda::set_capture_reason(nullptr);
+}
+
 #else
 
 int cuda_device_count(std::string* why) {
@@ -100,6 +112,12 @@ void copy_bytes(void* dst, bsrmm_device dst_device, const void* src, bsrmm_devic
 }
 
 void synchronize(bsrmm_device device, void*) { check_device_exists(device); }
+
+bool stream_capturing(bsrmm_device, void*) { return false; }
+
+CaptureScope::CaptureScope(bool capturing) : capturing_(capturing) {}
+
+CaptureScope::~CaptureScope() = default;
 
 #endif
 

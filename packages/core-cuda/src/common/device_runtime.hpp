@@ -33,6 +33,24 @@ void copy_bytes(void* dst, bsrmm_device dst_device, const void* src, bsrmm_devic
 // Waits for `stream` on a CUDA device; no-op for the CPU.
 void synchronize(bsrmm_device device, void* stream);
 
+// Whether work enqueued on `stream` of the CUDA `device` now would be captured into a CUDA graph;
+// false for the CPU.
+bool stream_capturing(bsrmm_device device, void* stream);
+
+// While alive (and `capturing`), this thread's device allocations, host copies and stream waits
+// throw UNSUPPORTED saying that the stream is being captured and what to run first; they would
+// otherwise fail inside the capture and invalidate it.
+class CaptureScope {
+ public:
+  explicit CaptureScope(bool capturing);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  bool capturing_;
+};
+
 // The message every CUDA entry point gives in a CPU-only build.
 inline const char* built_without_cuda() { return "bsrmm was built without CUDA"; }
 

@@ -35,6 +35,17 @@ enum class CopyKind { host_to_device, device_to_host, device_to_device };
 void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, int ordinal, void* stream);
 void synchronize(int ordinal, void* stream);
 
+// ---- CUDA graph capture ----
+
+// Whether work enqueued on `stream` now would be captured into a CUDA graph: the stream is
+// capturing, or it is the legacy stream while another stream captures in global mode.
+bool stream_is_capturing(int ordinal, void* stream);
+// Marks this thread's calls as captured (`what` says why they are, for the message) or, with
+// nullptr, as not: while marked, device_malloc, copies to or from the host and synchronize throw
+// UNSUPPORTED instead of making a call that a capture cannot hold (which would also invalidate
+// the caller's capture).
+void set_capture_reason(const char* what);
+
 // ---- kernels ----
 
 // A BSR operand as the kernels see it: device pointers, int32 indices, blocks row-major.

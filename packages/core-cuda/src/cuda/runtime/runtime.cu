@@ -56,7 +56,33 @@ cudaMemcpyKind to_cuda(CopyKind kind) {
   return cudaMemcpyDefault;
 }
 
+// Set while this thread runs a multiply on a capturing stream (set_capture_reason).
+thread_local const char* capture_reason = nullptr;
+
+void refuse_during_capture(const char* needed) {
+  if (capture_reason == nullptr) return;
+  detail::fail(BSRMM_STATUS_UNSUPPORTED, capture_reason, " is being captured into a CUDA graph, but ",
+               "this multiply needs ", needed,
+               ", which a capture cannot hold: the first multiply of a matrix with each op(A), "
+               "B shape and variant builds its plan (device memory and a wait on the stream). Run "
+               "the same multiply once before capturing (and bsrmm_tune, if it should be tuned)");
+}
+
 }  // namespace
+
+bool stream_is_capturing(int ordinal, void* stream) {
+  DeviceGuard guard(ordinal);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t result = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status);
+  if (result == cudaErrorStreamCaptureImplicit) {
+    cudaGetLastError();
+    return true;  // the legacy stream, while another stream captures in global mode
+  }
+  check_cuda(result, "cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+void set_capture_reason(const char* what) { capture_reason = what; }
 
 int device_count(std::string* why) {
   int count = 0;
@@ -99,6 +125,7 @@ PointerLocation locate(const void* ptr, int* ordinal) {
 
 void* device_malloc(std::size_t bytes, int ordinal) {
   if (bytes == 0) return nullptr;
+  refuse_during_capture("device memory");
   DeviceGuard guard(ordinal);
   void* ptr = nullptr;
   cudaError_t result = cudaMalloc(&ptr, bytes);
@@ -130,6 +157,7 @@ void device_free(void* ptr, int ordinal) noexcept {
 void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, int ordinal,
           void* stream) {
   if (bytes == 0) return;
+  if (kind != CopyKind::device_to_device) refuse_during_capture("a copy to or from host memory");
   DeviceGuard guard(ordinal);
   auto cuda_stream = static_cast<cudaStream_t>(stream);
   check_cuda(cudaMemcpyAsync(dst, src, bytes, to_cuda(kind), cuda_stream), "cudaMemcpyAsync");
@@ -139,6 +167,7 @@ void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, int ordi
 }
 
 void synchronize(int ordinal, void* stream) {
+  refuse_during_capture("a wait for its stream");
   DeviceGuard guard(ordinal);
   check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
