@@ -121,6 +121,36 @@ def test_torch_runs_on_the_current_stream(torch):
     assert_matches(c2.double().cpu().numpy(), value, scale, "float16", inner=shape[1])
 
 
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_torch_cuda_graph_replays_a_warmed_multiply(torch, transpose_a):
+    """torch.cuda.graph (what torch.compile's reduce-overhead mode uses): a cold call inside the
+    capture is refused with the reason and leaves the capture usable; a warmed call is captured
+    and every replay computes the product into the captured output."""
+    rng, parts, shape, dense = _case(11, "float16", (32, 32), block_rows=6, block_cols=5)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    k = shape[0] if transpose_a else shape[1]
+    b = _torch_operands(torch, rng, "float16", k, 40, "C")
+    out = torch.empty((shape[1] if transpose_a else shape[0], 40), device="cuda", dtype=torch.float16)
+    cold = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        with pytest.raises(bsrmm.UnsupportedError, match="once before capturing"):
+            with torch.cuda.graph(cold, stream=side):
+                bsrmm.matmul(a, b, out=out, transpose_a=transpose_a)
+        bsrmm.matmul(a, b, out=out, transpose_a=transpose_a)  # the warm-up builds the plan
+    side.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        bsrmm.matmul(a, b, out=out, transpose_a=transpose_a)
+    for replay in range(3):
+        b.copy_(_torch_operands(torch, rng, "float16", k, 40, "C"))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        value, scale = reference(dense, b.double().cpu().numpy(), transpose_a=transpose_a)
+        assert_matches(out.double().cpu().numpy(), value, scale, "float16", inner=k)
+
+
 def test_explicit_context_stream_wins(torch):
     rng, parts, shape, dense = _case(6, "float32")
     a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
