@@ -15,7 +15,7 @@
 
 #include <algorithm>
 #include <sstream>
-#include <string_view>
+#include <utility>
 
 namespace bsrmm::cuda {
 namespace {
@@ -24,11 +24,17 @@ constexpr int kNarrowFirst = 8;
 
 const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
+    const std::pair<Family, std::vector<Variant> (*)()> families[] = {
+        {Family::narrow, &narrow_variants},   {Family::sm90, &sm90_variants},
+        {Family::sm80, &sm80_variants},       {Family::generic, &generic_variants},
+        {Family::dense_fallback, &dense_fallback_variants},
+    };
     std::vector<Variant> list;
-    for (auto family : {&narrow_variants, &sm90_variants, &sm80_variants, &generic_variants,
-                         &dense_fallback_variants}) {
-      std::vector<Variant> part = family();
-      list.insert(list.end(), part.begin(), part.end());
+    for (const auto& [family, variants] : families) {
+      for (Variant& variant : variants()) {
+        variant.family = family;
+        list.push_back(std::move(variant));
+      }
     }
     return list;
   }();
@@ -38,16 +44,17 @@ const std::vector<Variant>& all_variants() {
 // Sparse families by rank: sm90 > sm80 > generic. The narrow kernels rank first where they move
 // the fewest bytes (small N) or where only the generic kernel would take the blocks, and just
 // above generic otherwise (narrow/heuristic.hpp).
-int family_rank(const std::string& name, const MatmulArgs& args) {
-  const std::string_view view(name);
-  if (view.substr(0, 7) == "narrow_")
-    return narrow::preferred(args.a.block_height, args.a.block_width, args.c.cols) ? kNarrowFirst : 1;
-  if (view.substr(0, 5) == "sm90_") return 6;
-  if (view.substr(0, 5) == "sm80_") return 4;
-  return 0;
+int family_rank(const Variant& variant, const MatmulArgs& args) {
+  switch (variant.family) {
+    case Family::narrow:
+      return narrow::preferred(args.a.block_height, args.a.block_width, args.c.cols) ? kNarrowFirst : 1;
+    case Family::sm90: return 6;
+    case Family::sm80: return 4;
+    default: return 0;
+  }
 }
 
-bool is_dense_fallback(const std::string& name) { return name.rfind("dense_", 0) == 0; }
+bool is_dense_fallback(const Variant& variant) { return variant.family == Family::dense_fallback; }
 
 dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_sparse_rank) {
   const BsrView& a = args.a;
@@ -90,12 +97,12 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
   std::vector<Ranked> ranked;
   std::vector<const Variant*> dense;
   for (const Variant& candidate : all_variants()) {
-    if (is_dense_fallback(candidate.name)) {
+    if (is_dense_fallback(candidate)) {
       dense.push_back(&candidate);
       continue;
     }
     if (!candidate.supports(args, device)) continue;
-    ranked.push_back({&candidate, family_rank(candidate.name, args), candidate.preference(args, device)});
+    ranked.push_back({&candidate, family_rank(candidate, args), candidate.preference(args, device)});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
     return x.rank != y.rank ? x.rank > y.rank : x.preference > y.preference;
@@ -156,7 +163,7 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
       ranked[i]->launch(args, device);
       return ranked[i]->name;
     } catch (const detail::Error& error) {
-      if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY || !is_dense_fallback(ranked[i]->name) ||
+      if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY || !is_dense_fallback(*ranked[i]) ||
           i + 1 == ranked.size())
         throw;
     }

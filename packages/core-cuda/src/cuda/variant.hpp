@@ -18,6 +18,9 @@ struct DeviceTraits {
   int max_smem_per_block_optin;  // bytes
 };
 
+// The list a variant comes from; the registry ranks and places variants by it.
+enum class Family { narrow, sm90, sm80, generic, dense_fallback };
+
 struct Variant {
   std::string name;
   // True when the variant can compute these arguments correctly on this device.
@@ -29,6 +32,8 @@ struct Variant {
   // Optional: why supports() refuses these arguments, for the UNSUPPORTED message of a forced
   // variant ("" when it does not refuse).
   std::string (*refusal)(const MatmulArgs& args, const DeviceTraits& device) = nullptr;
+  // Set by the registry from the list the variant is in.
+  Family family = Family::generic;
 };
 
 std::vector<Variant> generic_variants();  // src/cuda/generic/: any dtype, block shape, layout
