@@ -1,7 +1,7 @@
-// The CUDA variant registry: every compiled variant (generic, sm80, sm90, dense fallback), and
-// matmul(), which runs the forced variant or the heuristic's pick. The pick prefers the newest
-// sparse family that supports the arguments (sm90 > sm80 > generic), then each family's own
-// preference; the dense fallback goes before them, after them or nowhere by A's density
+// The CUDA variant registry: every compiled variant (narrow, sm90, sm80, generic, dense
+// fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
+// the sparse family that supports the arguments by rank (narrow where it applies, then sm90 >
+// sm80 > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
 // (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
 // order, for the tuner.
 #include "../common/dtype.hpp"
