@@ -1,8 +1,9 @@
 """The memory-bound cases of the no-cliffs issue: decode-size N on a pruned weight and tiny fp64 /
 fp32 blocks, every eligible bsrmm variant forced beside the untuned default and the peers torch
-reaches (dense cuBLAS where A fits densely, cuSPARSE BSR through torch's sparse BSR matmul).
+reaches (dense cuBLAS where A fits densely, cuSPARSE BSR and CSR through torch's sparse
+matmuls; CSR holds the same matrix expanded).
 
-    python3 tools/gpu/narrow_sweep.py [CASE ...]     CASE: decode, stencil27, stencil9, b8, blocks
+    python3 tools/gpu/narrow_sweep.py [CASE ...]     CASE: decode, stencil27, stencil9, b8, blocks, large
 
 Every output is checked against a float64 product first (C poisoned with NaN). Times are the
 mean of calls after warm-ups, rotating over enough copies of A that A never sits in L2 (the
@@ -68,6 +69,11 @@ def run_case(label, indptr, indices, bh, bw, dtype, widths, dense_peer, copies):
     tvals = torch.from_numpy(vals.astype(np.float64)).cuda()
     s64 = torch.sparse_bsr_tensor(crow, col, tvals, (m, k))
     peers = {"cusparse_bsr": [torch.sparse_bsr_tensor(crow, col, tvals.to(tdt), (m, k)) for _ in range(copies)]}
+    csr = sp.bsr_matrix((vals.astype(np.float64), indices, indptr), shape=(m, k)).tocsr()
+    peers["cusparse_csr"] = [torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)).cuda(),
+                                                     torch.from_numpy(csr.indices.astype(np.int64)).cuda(),
+                                                     torch.from_numpy(csr.data).cuda().to(tdt), (m, k))]
+    del csr
     if dense_peer:
         peers["dense_cublas"] = [s64.to_dense().to(tdt) for _ in range(min(copies, 2))]
     a_bytes = nnzb * bh * bw * vals.itemsize + nnzb * 4 + (block_rows + 1) * 4
@@ -137,10 +143,20 @@ def main(cases):
         indptr = np.arange(0, 27 * rows + 1, 27, dtype=np.int32)
         run_case("8x8 65536 rows x 27", indptr, indices.ravel().astype(np.int32), 8, 8, "f64", [1, 16],
                  dense_peer=False, copies=1)
+    if "large" in cases:  # tiny blocks at large N: lanes along N
+        indptr, indices = stencil(32, 3)
+        run_case("27-point 32^3 4x4", indptr, indices, 4, 4, "f64", [64, 256], dense_peer=False, copies=1)
+        indptr, indices = stencil(1024, 2)
+        run_case("9-point 1024^2 1x1 (CSR)", indptr, indices, 1, 1, "f32", [64, 256, 1024], dense_peer=False, copies=1)
+        indptr, indices = stencil(256, 2)
+        run_case("9-point 256^2 3x3", indptr, indices, 3, 3, "f64", [32, 128], dense_peer=False, copies=1)
+        p = patterns.generate({"kind": "uniform", "density": 0.02}, 1024, 1024, seed=1)
+        run_case("8192^2 8x8 d0.02", p.indptr.astype(np.int32), p.indices.astype(np.int32), 8, 8, "f32",
+                 [128], dense_peer=True, copies=2)
     if "stencil9" in cases:
         indptr, indices = stencil(512, 2)
         run_case("9-point 512^2 3x3", indptr, indices, 3, 3, "f64", [1, 16], dense_peer=False, copies=2)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["decode", "blocks", "stencil27", "b8", "stencil9"])
+    main(sys.argv[1:] or ["decode", "blocks", "stencil27", "b8", "stencil9", "large"])

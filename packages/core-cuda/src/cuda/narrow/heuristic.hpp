@@ -26,4 +26,13 @@ inline bool preferred(int32_t block_height, int32_t block_width, int64_t n) {
   return n < 8 || !tensor_core_shape;
 }
 
+// Blocks at most 8 high from 32 columns on: lanes along N (column_lanes_kernel.cuh) read A once
+// per 32-128 columns and feed each B element to every row of its block, where lanes along K
+// re-read A every 16 columns and use each B element once per lane.
+constexpr int kColumnLanesMinN = 32;
+
+inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
+  return block_height <= 8 && n >= kColumnLanesMinN;
+}
+
 }  // namespace bsrmm::cuda::narrow

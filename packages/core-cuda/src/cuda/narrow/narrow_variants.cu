@@ -1,10 +1,12 @@
-// The narrow family's variants, two per dtype: `narrow_<dtype>_simt_warprows` (one warp per row
-// slice) and `_splitrows` (a long slice's steps shared by up to 8 warps of a CTA); every block
-// shape, layout and leading dimension, f64 accumulating in f64. The load width and the rows a
+// The narrow family's variants, three per dtype: `narrow_<dtype>_simt_warprows` (lanes along K,
+// one warp per row slice), `_splitrows` (the same, a long slice's steps shared by up to 8 warps
+// of a CTA), both for every block shape, layout and leading dimension, and `_nlanes` (lanes
+// along N, blocks at most 8 high); f64 accumulates in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
 #include "heuristic.hpp"
+#include "column_lanes_kernel.cuh"
 #include "narrow_kernel.cuh"
 
 #include <algorithm>
@@ -126,16 +128,88 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
 }
 
 // Where the family applies, one warp per slice first (measured, docs/perf-log.md entry 39); the
-// split slices are the tuner's other candidate.
+// split slices are the tuner's other candidate; lanes along N first for blocks at most 8 high
+// from 32 columns on.
 template <bool Split>
 int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
   const int base = preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 100 : 5;
   return Split ? base - 1 : base;
 }
 
-template <typename T, bool Split>
-Variant narrow_variant(const char* name) {
-  return Variant{name, &narrow_supports<T>, &narrow_launch<T, Split>, &narrow_preference<Split>};
+template <typename T>
+Variant narrow_variant(const char* name, bool split) {
+  return Variant{name, &narrow_supports<T>, split ? &narrow_launch<T, true> : &narrow_launch<T, false>,
+                 split ? &narrow_preference<true> : &narrow_preference<false>};
+}
+
+// ---- lanes along N (column_lanes_kernel.cuh): blocks at most 8 high ----
+
+template <typename T>
+bool column_lanes_supports(const MatmulArgs& args, const DeviceTraits& device) {
+  return narrow_supports<T>(args, device) && args.a.block_height <= kColumnLanesMaxRows;
+}
+
+template <typename T, int Rows, int PerLane>
+void column_lanes_launch_with(const ColumnLanesParams<T>& p, int64_t ctas, cudaStream_t stream) {
+  column_lanes_kernel<T, Rows, PerLane><<<unsigned(ctas), kColumnLanesWarps * 32, 0, stream>>>(p);
+  check_launch("column_lanes_kernel");
+}
+
+template <typename T, int Rows>
+void column_lanes_per_lane(const ColumnLanesParams<T>& p, int per_lane, int64_t ctas, cudaStream_t stream) {
+  switch (per_lane) {
+    case 1: return column_lanes_launch_with<T, Rows, 1>(p, ctas, stream);
+    case 2: return column_lanes_launch_with<T, Rows, 2>(p, ctas, stream);
+    default: return column_lanes_launch_with<T, Rows, 4>(p, ctas, stream);
+  }
+}
+
+template <typename T>
+void column_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
+  if (args.c.rows == 0 || args.c.cols == 0) return;
+  const BsrView& a = args.a;
+  ColumnLanesParams<T> p{};
+  p.row_ptr = a.row_ptr;
+  p.col_idx = a.col_idx;
+  p.values = static_cast<const T*>(a.values);
+  p.row_order = a.row_order;
+  p.block_height = a.block_height;
+  p.block_width = a.block_width;
+  p.block_row_count = a.block_row_count;
+  p.b = static_cast<const T*>(args.b.data);
+  p.b_row_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
+  p.b_col_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 1 : args.b.ld;
+  p.c = static_cast<T*>(args.c.data);
+  p.ldc = args.c.ld;
+  p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
+  p.n = args.c.cols;
+  // Columns per lane: 4 once N fills 128 (more FMAs per block read), fewer below so lanes stay busy.
+  const int per_lane = args.c.cols >= 128 ? 4 : args.c.cols >= 64 ? 2 : 1;
+  p.column_chunks = int32_t((args.c.cols + 32 * per_lane - 1) / (32 * per_lane));
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  p.bias = static_cast<const T*>(args.bias);
+  p.activation = args.activation;
+  const int64_t warps = a.block_row_count * p.column_chunks;
+  const int64_t ctas = (warps + kColumnLanesWarps - 1) / kColumnLanesWarps;
+  if (ctas > INT32_MAX)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "narrow CUDA kernel (lanes along N): ", ctas,
+                 " CTAs exceed the 2^31-1 grid limit");
+  const auto stream = static_cast<cudaStream_t>(args.stream);
+  const int32_t bh = a.block_height;
+  if (bh <= 1) return column_lanes_per_lane<T, 1>(p, per_lane, ctas, stream);
+  if (bh <= 2) return column_lanes_per_lane<T, 2>(p, per_lane, ctas, stream);
+  if (bh <= 4) return column_lanes_per_lane<T, 4>(p, per_lane, ctas, stream);
+  return column_lanes_per_lane<T, kColumnLanesMaxRows>(p, per_lane, ctas, stream);
+}
+
+int column_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
+  return column_lanes_preferred(args.a.block_height, args.c.cols) ? 101 : 3;
+}
+
+template <typename T>
+Variant column_lanes_variant(const char* name) {
+  return Variant{name, &column_lanes_supports<T>, &column_lanes_launch<T>, &column_lanes_preference};
 }
 
 }  // namespace
@@ -144,15 +218,21 @@ Variant narrow_variant(const char* name) {
 namespace bsrmm::cuda {
 
 std::vector<Variant> narrow_variants() {
+  using narrow::column_lanes_variant;
+  using narrow::narrow_variant;
   return {
-      narrow::narrow_variant<float, false>("narrow_f32_simt_warprows"),
-      narrow::narrow_variant<__half, false>("narrow_f16_simt_warprows"),
-      narrow::narrow_variant<__nv_bfloat16, false>("narrow_bf16_simt_warprows"),
-      narrow::narrow_variant<double, false>("narrow_f64_simt_warprows"),
-      narrow::narrow_variant<float, true>("narrow_f32_simt_splitrows"),
-      narrow::narrow_variant<__half, true>("narrow_f16_simt_splitrows"),
-      narrow::narrow_variant<__nv_bfloat16, true>("narrow_bf16_simt_splitrows"),
-      narrow::narrow_variant<double, true>("narrow_f64_simt_splitrows"),
+      narrow_variant<float>("narrow_f32_simt_warprows", false),
+      narrow_variant<__half>("narrow_f16_simt_warprows", false),
+      narrow_variant<__nv_bfloat16>("narrow_bf16_simt_warprows", false),
+      narrow_variant<double>("narrow_f64_simt_warprows", false),
+      narrow_variant<float>("narrow_f32_simt_splitrows", true),
+      narrow_variant<__half>("narrow_f16_simt_splitrows", true),
+      narrow_variant<__nv_bfloat16>("narrow_bf16_simt_splitrows", true),
+      narrow_variant<double>("narrow_f64_simt_splitrows", true),
+      column_lanes_variant<float>("narrow_f32_simt_nlanes"),
+      column_lanes_variant<__half>("narrow_f16_simt_nlanes"),
+      column_lanes_variant<__nv_bfloat16>("narrow_bf16_simt_nlanes"),
+      column_lanes_variant<double>("narrow_f64_simt_nlanes"),
   };
 }
 
