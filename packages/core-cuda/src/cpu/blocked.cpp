@@ -126,8 +126,8 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
          const KernelSet& kernels) {
   constexpr int type = sizeof(T) == 8 ? 1 : 0;
   const int64_t L = kernels.lanes[type];
-  const int64_t NR = kernels.tile_cols[type];
-  const RowsFunction rows_function = kernels.rows[type];
+  int64_t NR = kernels.tile_cols[type];
+  RowsFunction rows_function = kernels.rows[type];
   const int64_t n = args.c.cols;
   const int64_t rows = args.a.block_row_count;
   if (rows == 0 || n == 0) return;
@@ -169,6 +169,11 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
     problem.col_idx = args.a.col_idx;
     problem.b = args.b.data;
     problem.b_ld = args.b.ld;
+    if (args.a.block_height <= kernels.tiny_height) {
+      // In place, the strip width is free: the tiny tile's wider strips.
+      NR = kernels.tiny_cols[type];
+      rows_function = kernels.tiny_rows[type];
+    }
   } else if (packed_rows > 0) {
     const std::size_t bytes = static_cast<std::size_t>(packed_rows * width) * sizeof(T);
     if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());

@@ -21,7 +21,8 @@
 namespace bsrmm::cpu {
 namespace {  // NOLINT: per-TU copies, see above
 
-template <typename T, int VectorBytes, int MR, int NV>
+// PanelRows: the tallest block the tile serves (the accumulator panel's height).
+template <typename T, int VectorBytes, int MR, int NV, int PanelRows = detail::max_block_side>
 struct Tile {
   static constexpr int lanes = VectorBytes / static_cast<int>(sizeof(T));
   static constexpr int cols = NV * lanes;  // the packed strip width
@@ -158,7 +159,7 @@ struct Tile {
     const int64_t n = problem.c.cols;
     // The block row's accumulators for one column strip: written by the micro-tiles pass after
     // pass, then once through the epilogue.
-    alignas(64) T panel[detail::max_block_side * cols];
+    alignas(64) T panel[PanelRows * cols];
     const int32_t blocks_per_pass = std::max<int32_t>(1, strip_rows / bw);
 
     for (int64_t r = row_begin; r < row_end; ++r) {

@@ -72,7 +72,8 @@ bool has_avx512() {
 }  // namespace
 
 const KernelSet& avx2_kernels() {
-  static const KernelSet set{"avx2", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64}};
+  static const KernelSet set{"avx2", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64},
+                             0, {0, 0}, {nullptr, nullptr}};
   return set;
 }
 

@@ -48,6 +48,12 @@ struct KernelSet {
   RowsFunction rows[2];  // f32 (C in f32/f16/bf16), f64
   // N = 1: problem.b is B's column in the compute type, contiguous; columns unused.
   RowsFunction vector_rows[2];
+  // Blocks at most tiny_height high with B read in place (any strip width then): a tile as
+  // wide as the registers allow for so few rows, so A and each B row are read once per block
+  // row instead of once per strip. Null where the ISA has too few registers for it.
+  int tiny_height;
+  int tiny_cols[2];
+  RowsFunction tiny_rows[2];
 };
 
 // The kernels for this machine, chosen once: AVX-512 (F, VL, BW, DQ) where the CPU has it,

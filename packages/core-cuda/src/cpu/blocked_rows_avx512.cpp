@@ -26,6 +26,19 @@ namespace {
 // memory inside the FMA. 8 rows divide the common block heights (8..256).
 using F32 = Tile<float, 64, 8, 3>;
 using F64 = Tile<double, 64, 8, 3>;
+// Blocks up to 3 high (3x3 stencils): 3 rows x 8 vectors, again 24 accumulators.
+using TinyF32 = Tile<float, 64, 3, 8, 3>;
+using TinyF64 = Tile<double, 64, 3, 8, 3>;
+
+void tiny_rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                   int64_t col_end) {
+  TinyF32::rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
+
+void tiny_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                   int64_t col_end) {
+  TinyF64::rows_by_output(problem, row_begin, row_end, col_begin, col_end);
+}
 
 void rows_f32(const BlockedProblem& problem, int64_t row_begin, int64_t row_end, int64_t col_begin,
               int64_t col_end) {
@@ -55,7 +68,8 @@ void vector_rows_f64(const BlockedProblem& problem, int64_t row_begin, int64_t r
 namespace bsrmm::cpu {
 
 const KernelSet* avx512_kernels() {
-  static const KernelSet set{"avx512", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64}};
+  static const KernelSet set{"avx512", {F32::lanes, F64::lanes}, {F32::cols, F64::cols}, {rows_f32, rows_f64}, {vector_rows_f32, vector_rows_f64},
+                             3, {TinyF32::cols, TinyF64::cols}, {tiny_rows_f32, tiny_rows_f64}};
   return &set;
 }
 

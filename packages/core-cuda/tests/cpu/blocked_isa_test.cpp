@@ -1,7 +1,8 @@
 // cpu_blocked_simd's kernels for each instruction set this machine runs (AVX-512 where present,
 // AVX2 / baseline always), called directly on the same operands: odd block shapes (3x5, 5x3,
 // 6x6, 7x9), tiny and wide N (1, 3, 16, 47, 130: partial vectors and strips), every dtype,
-// beta != 0 and a NaN-poisoned C with beta 0, bias and activations, against float64.
+// beta != 0 and a NaN-poisoned C with beta 0, bias and activations, against float64; and banded
+// tiny-block matrices whose B is read in place (the tiny tile).
 #include "../../src/common/buffer.hpp"
 #include "../../src/common/thread_pool.hpp"
 #include "../../src/cpu/blocked_rows.hpp"
@@ -76,6 +77,57 @@ TEST(BlockedIsa, EveryKernelSetMatchesFloat64) {
           ++checked;
         }
   std::printf("[ blocked isa] %d products checked over %zu kernel sets\n", checked, kernel_sets().size());
+}
+
+// A banded (stencil-like) matrix of tiny blocks with a row-major B of whole vectors: B is read in
+// place, and blocks up to 3 high run the wide tiny tile (any N, several strips), 4-8 high the
+// usual one; every dtype, beta 0 and not.
+TEST(BlockedIsa, TinyBlocksReadingBInPlace) {
+  detail::ThreadPool pool(2);
+  detail::Buffer workspace;
+  uint64_t seed = 77;
+  for (const cpu::KernelSet* kernels : kernel_sets())
+    for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F64, BSRMM_DTYPE_BF16})
+      for (auto [bh, bw] : {std::pair<int32_t, int32_t>{3, 3}, {2, 5}, {1, 1}, {3, 8}, {4, 4}})
+        for (int64_t n : {16, 64, 128, 176})
+          for (double beta : {0.0, 0.75}) {
+            Random rng(seed++);
+            const int64_t blocks = 40;
+            HostBsr a;
+            a.rows = blocks * bh;
+            a.cols = blocks * bw;
+            a.block_height = bh;
+            a.block_width = bw;
+            a.dtype = dtype;
+            for (int64_t r = 0; r < blocks; ++r) {
+              for (int64_t c = std::max<int64_t>(0, r - 2); c <= std::min<int64_t>(blocks - 1, r + 2); ++c)
+                a.col_idx.push_back(c);
+              a.row_ptr.push_back(a.nnzb());
+            }
+            a.values.resize(static_cast<size_t>(a.nnzb() * a.block_elements()) * dtype_size(dtype));
+            for (int64_t p = 0; p < a.nnzb(); ++p)
+              for (int32_t i = 0; i < bh; ++i)
+                for (int32_t j = 0; j < bw; ++j) a.set_value(p, i, j, round_to(dtype, rng.uniform(-1, 1)));
+            HostDense b(a.cols, n, dtype);
+            for (int64_t i = 0; i < a.cols; ++i)
+              for (int64_t j = 0; j < n; ++j) b.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+            HostDense c(a.rows, n, dtype, BSRMM_LAYOUT_ROW_MAJOR, 3);
+            if (beta != 0) {
+              for (int64_t i = 0; i < a.rows; ++i)
+                for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+            }
+            const HostDense c_before = c;
+            CpuOperands operands(a, b, c);
+            operands.args.beta = beta;
+            cpu::matmul_blocked(operands.args, pool, workspace, *kernels);
+            const std::string what = std::string(kernels->isa) + " dtype " + std::to_string(dtype) + " b" +
+                                     std::to_string(bh) + "x" + std::to_string(bw) + " n " + std::to_string(n) +
+                                     " beta " + std::to_string(beta);
+            expect_matches(c, reference_matmul(a.to_dense(), a.rows, a.cols, BSRMM_OP_NONE, b, c_before, 1.0,
+                                               beta, nullptr, BSRMM_ACTIVATION_NONE),
+                           what);
+            EXPECT_TRUE(c.padding_untouched()) << what;
+          }
 }
 
 // The loaded choice is AVX-512 exactly where the CPU has it (and BSRMM_CPU_ISA does not say avx2).
