@@ -29,9 +29,13 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/bsrmmConfig.cmake"
               "${CMAKE_CURRENT_BINARY_DIR}/bsrmmConfigVersion.cmake"
         DESTINATION ${BSRMM_CMAKE_DIR})
 
+# libdl: the CPU dense fallback dlopens a CBLAS (and cudart static needs it too).
 set(BSRMM_PC_LIBS_PRIVATE "-lstdc++ -lpthread -lm")
+if(CMAKE_DL_LIBS)
+  set(BSRMM_PC_LIBS_PRIVATE "${BSRMM_PC_LIBS_PRIVATE} -l${CMAKE_DL_LIBS}")
+endif()
 if(BSRMM_WITH_CUDA)
-  set(BSRMM_PC_LIBS_PRIVATE "${CUDA_cudart_static_LIBRARY} -ldl -lrt ${BSRMM_PC_LIBS_PRIVATE}")
+  set(BSRMM_PC_LIBS_PRIVATE "${CUDA_cudart_static_LIBRARY} -lrt ${BSRMM_PC_LIBS_PRIVATE}")
 endif()
 file(RELATIVE_PATH BSRMM_PC_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 configure_file(cmake/bsrmm.pc.in "${CMAKE_CURRENT_BINARY_DIR}/bsrmm.pc" @ONLY)
