@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #define BSRMM_INLINE inline __attribute__((always_inline))
 
@@ -195,8 +196,29 @@ struct Tile {
   // outputs are summed block by block: A is streamed once, which is what bounds it. BH, BW > 0:
   // the block's shape, known here, so tiny blocks (3 x 3) unroll completely; 0: any, each row
   // then a vector dot product when the width is unknown too.
+  // Blocks whose width divides the vector (a power of two) and whose height fills whole vectors:
+  // a block is BH / (lanes / BW) vector loads, multiplied by its B segment repeated across the
+  // vector, so a 4x4 f64 block is 2 FMAs instead of 16 (the scalar form was compute-bound:
+  // 27-point stencil, 4x4 f64, N = 1 in cache 3.8 ns a block, from memory 6.1).
+  template <int BH, int BW>
+  static constexpr bool whole_vectors() {
+    return BH > 0 && BW > 0 && (BW & (BW - 1)) == 0 && lanes % BW == 0 && BH % (lanes / BW) == 0;
+  }
+
+  template <int W, size_t... L>
+  static BSRMM_INLINE vec repeated(const T* segment, std::index_sequence<L...>) {
+    typedef T part __attribute__((vector_size(W * sizeof(T))));
+    typedef T part_unaligned __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T)), may_alias));
+    const part p = *reinterpret_cast<const part_unaligned*>(segment);
+    return __builtin_shufflevector(p, p, (L % W)...);
+  }
+
   template <typename S, int BH, int BW>
   static BSRMM_INLINE void vector_rows(const BlockedProblem& problem, int64_t row_begin, int64_t row_end) {
+    if constexpr (whole_vectors<BH, BW>()) {
+      vector_rows_whole<S, BH, BW>(problem, row_begin, row_end);
+      return;
+    }
     const int32_t bh = BH > 0 ? BH : problem.block_height;
     const int32_t bw = BW > 0 ? BW : problem.block_width;
     const int64_t block = int64_t{bh} * bw;
@@ -240,6 +262,46 @@ struct Tile {
         if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
         if (bias) value += load(bias[row]);
         y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+      }
+    }
+  }
+
+  template <typename S, int BH, int BW>
+  static BSRMM_INLINE void vector_rows_whole(const BlockedProblem& problem, int64_t row_begin,
+                                             int64_t row_end) {
+    constexpr int per_vector = lanes / BW;  // block rows per vector
+    constexpr int vectors = BH / per_vector;
+    const T* values = static_cast<const T*>(problem.a_values);
+    const T* x = static_cast<const T*>(problem.b);
+    const bsrmm_dense& c = problem.c;
+    S* y = static_cast<S*>(c.data);
+    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
+    const S* bias = static_cast<const S*>(problem.bias);
+    const T alpha = static_cast<T>(problem.alpha);
+    const T beta = static_cast<T>(problem.beta);
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      vec acc[vectors];
+#pragma GCC unroll 16
+      for (int q = 0; q < vectors; ++q) acc[q] = vec{};
+      for (int32_t p = problem.row_ptr[r]; p < problem.row_ptr[r + 1]; ++p) {
+        const vec xx = repeated<BW>(x + int64_t{problem.col_idx[p]} * BW, std::make_index_sequence<lanes>());
+        const T* v = values + int64_t{p} * (BH * BW);
+#pragma GCC unroll 16
+        for (int q = 0; q < vectors; ++q) acc[q] += vec(*reinterpret_cast<const unaligned*>(v + q * lanes)) * xx;
+      }
+#pragma GCC unroll 16
+      for (int q = 0; q < vectors; ++q) {
+#pragma GCC unroll 16
+        for (int part = 0; part < per_vector; ++part) {
+          T sum = T(0);
+#pragma GCC unroll 16
+          for (int k = 0; k < BW; ++k) sum += acc[q][part * BW + k];
+          const int64_t row = r * BH + q * per_vector + part;
+          T value = alpha * sum;
+          if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
+          if (bias) value += load(bias[row]);
+          y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+        }
       }
     }
   }

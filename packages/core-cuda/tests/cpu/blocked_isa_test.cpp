@@ -30,7 +30,8 @@ std::vector<const cpu::KernelSet*> kernel_sets() {
 
 TEST(BlockedIsa, EveryKernelSetMatchesFloat64) {
   const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
-  const std::pair<int32_t, int32_t> shapes[] = {{3, 5}, {5, 3}, {3, 3}, {6, 6}, {7, 9}, {1, 4}, {4, 4}, {8, 8}, {16, 16}, {24, 8}};
+  const std::pair<int32_t, int32_t> shapes[] = {{3, 5}, {5, 3}, {3, 3}, {6, 6}, {7, 9}, {1, 4}, {2, 2}, {4, 4},
+                                                {8, 4}, {4, 8}, {16, 2}, {8, 8}, {16, 16}, {24, 8}};
   detail::ThreadPool pool(2);
   detail::Buffer workspace;
   int checked = 0;
