@@ -29,6 +29,7 @@ void bind_context(py::module_& m) {
            py::arg("stream"))
       .def("stream", [](const Context& ctx) { return reinterpret_cast<Address>(ctx.stream()); })
       .def("set_num_threads", &Context::set_num_threads, py::arg("threads"))
+      .def("num_threads", &Context::num_threads)
       .def("set_f32_mode",
            [](Context& ctx, int mode) { ctx.set_f32_mode(static_cast<bsrmm_f32_mode>(mode)); },
            py::arg("mode"))

@@ -185,6 +185,9 @@ BSRMM_API bsrmm_status bsrmm_context_get_stream(bsrmm_context_t ctx, void** stre
  * else OMP_NUM_THREADS (its first count), when a positive integer, else one per CPU in the
  * process's affinity mask. A pool whose threads the system refuses is OUT_OF_MEMORY. */
 BSRMM_API bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads);
+/* The CPU worker threads the context's multiplies use: its set count, or the default that 0
+ * stands for (read when the context was created). */
+BSRMM_API bsrmm_status bsrmm_context_get_num_threads(bsrmm_context_t ctx, int32_t* out);
 BSRMM_API bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode);
 BSRMM_API bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_tuning_mode mode);
 /* Force a kernel variant by name (see bsrmm_variant_name), or NULL/"" to let the tuner choose. */

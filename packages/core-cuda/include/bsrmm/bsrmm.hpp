@@ -54,6 +54,11 @@ class Context {
     return s;
   }
   void set_num_threads(int32_t threads) { check(bsrmm_context_set_num_threads(handle_, threads)); }
+  int32_t num_threads() const {
+    int32_t threads = 0;
+    check(bsrmm_context_get_num_threads(handle_, &threads));
+    return threads;
+  }
   void set_f32_mode(bsrmm_f32_mode mode) { check(bsrmm_context_set_f32_mode(handle_, mode)); }
   void set_tuning_mode(bsrmm_tuning_mode mode) {
     check(bsrmm_context_set_tuning_mode(handle_, mode));

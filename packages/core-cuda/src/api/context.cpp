@@ -80,6 +80,15 @@ bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads)
   });
 }
 
+bsrmm_status bsrmm_context_get_num_threads(bsrmm_context_t ctx, int32_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_context_s& context = require(ctx, "ctx");
+    int32_t& result = require(out, "out");
+    std::lock_guard<std::mutex> lock(context.settings_mutex);
+    result = context.num_threads != 0 ? context.num_threads : context.default_threads;
+  });
+}
+
 bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");

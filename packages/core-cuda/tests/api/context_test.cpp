@@ -52,7 +52,12 @@ TEST(Context, SettingsAreValidated) {
   EXPECT_EQ(bsrmm_context_set_num_threads(ctx.get(), -1), BSRMM_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(message_has("threads = -1 is outside 0..1024"));
   EXPECT_EQ(bsrmm_context_set_num_threads(ctx.get(), 5000), BSRMM_STATUS_INVALID_ARGUMENT);
-  ctx.set_num_threads(0);
+  ctx.set_num_threads(3);
+  EXPECT_EQ(ctx.num_threads(), 3);
+  ctx.set_num_threads(0);  // the default (BSRMM_NUM_THREADS, OMP_NUM_THREADS or the CPUs): >= 1
+  EXPECT_GE(ctx.num_threads(), 1);
+  EXPECT_EQ(bsrmm_context_get_num_threads(ctx.get(), nullptr), BSRMM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_has("out is NULL"));
 
   EXPECT_EQ(bsrmm_context_set_f32_mode(ctx.get(), static_cast<bsrmm_f32_mode>(2)), BSRMM_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(message_has("mode = 2 is not a bsrmm_f32_mode"));

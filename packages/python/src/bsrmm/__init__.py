@@ -26,8 +26,11 @@ from ._errors import (
 from ._matmul import matmul, tune
 from ._matrix import BsrMatrix, TransposedBsrMatrix
 from ._tuner import tuner_cache_clear, tuner_cache_entries, tuner_cache_path, tuner_cache_warning
+from . import _threadpool
 
 __version__: str = _core.package_version
+
+_threadpool.register()
 
 
 def core_version() -> str:

@@ -189,3 +189,18 @@ def default_context(device: DeviceLike = "cpu") -> Context:
         if context is None:
             context = _defaults[key] = Context(device_name(key))
         return context
+
+
+def default_cpu_threads() -> int:
+    """The worker threads of the default CPU context (the core's default unless limited)."""
+    context = default_context("cpu")
+    with context._lock:
+        return int(context._handle.num_threads())
+
+
+def limit_default_cpu_threads(threads: int) -> None:
+    """Sets the default CPU context's worker threads (threadpoolctl's limits land here)."""
+    context = default_context("cpu")
+    with context._lock:
+        context._handle.set_num_threads(threads)
+        context._num_threads = threads
