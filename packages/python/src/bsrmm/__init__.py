@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import List
 
-from . import _core
+from . import _blas
+
+_blas.point_core_at_numpy_blas()
+
+from . import _core  # noqa: E402 (after BSRMM_BLAS is set for the core)
 from ._context import Context, default_context
 from ._devices import cuda_available, cuda_device_count, cuda_unavailable_reason
 from ._errors import (
