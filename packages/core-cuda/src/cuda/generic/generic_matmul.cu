@@ -4,6 +4,7 @@
 // register tile; A and B arrive through shared memory 16 k at a time, converted to the
 // accumulator type once on the way in.
 #include "../common/element.cuh"
+#include "../common/simt_operands.cuh"
 #include "../common/epilogue_math.hpp"
 #include "../common/tile_schedule.cuh"
 #include "../runtime/cuda_check.hpp"
@@ -121,18 +122,9 @@ __global__ void __launch_bounds__(kThreads) generic_matmul_kernel(GenericParams<
   }
 }
 
-bool aligned_to(const void* ptr, std::size_t bytes) {
-  return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0;
-}
-
 template <typename T>
 bool generic_supports(const MatmulArgs& args, const DeviceTraits& device) {
-  constexpr bsrmm_dtype dtype = Element<T>::dtype;
-  if (device.cc_major < 8) return false;  // built for sm_80 and newer only
-  if (args.a.dtype != dtype || args.b.dtype != dtype || args.c.dtype != dtype) return false;
-  const std::size_t size = sizeof(T);
-  return aligned_to(args.a.values, size) && aligned_to(args.b.data, size) &&
-         aligned_to(args.c.data, size) && aligned_to(args.bias, size);
+  return simt_supports<T>(args, device);
 }
 
 template <typename T>

@@ -3,6 +3,7 @@
 // of a CTA), both for every block shape, layout and leading dimension, and `_nlanes` (lanes
 // along N, blocks at most 8 high); f64 accumulates in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
+#include "../common/simt_operands.cuh"
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
 #include "heuristic.hpp"
@@ -16,17 +17,9 @@
 namespace bsrmm::cuda::narrow {
 namespace {
 
-bool aligned_to(const void* pointer, std::size_t bytes) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
-}
-
 template <typename T>
 bool narrow_supports(const MatmulArgs& args, const DeviceTraits& device) {
-  constexpr bsrmm_dtype dtype = Element<T>::dtype;
-  if (device.cc_major < 8) return false;  // built for sm_80 and newer only
-  if (args.a.dtype != dtype || args.b.dtype != dtype || args.c.dtype != dtype) return false;
-  return aligned_to(args.a.values, sizeof(T)) && aligned_to(args.b.data, sizeof(T)) &&
-         aligned_to(args.c.data, sizeof(T)) && aligned_to(args.bias, sizeof(T));
+  return simt_supports<T>(args, device);
 }
 
 // Reads of B in runs where every run a lane asks for starts aligned to the run's size.
@@ -80,29 +73,12 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   if (args.c.rows == 0 || args.c.cols == 0) return;
   const BsrView& a = args.a;
   NarrowParams<T> p{};
-  p.row_ptr = a.row_ptr;
-  p.col_idx = a.col_idx;
-  p.values = static_cast<const T*>(a.values);
-  p.row_order = a.row_order;
-  p.block_height = a.block_height;
-  p.block_width = a.block_width;
-  p.block_row_count = a.block_row_count;
+  fill_operands<T>(p, args);
   p.shape = choose_warp_shape(a.block_height, a.block_width, int32_t(sizeof(T)),
                               reinterpret_cast<std::uintptr_t>(a.values));
   const int cols = columns_per_warp(args.c.cols);
-  p.b = static_cast<const T*>(args.b.data);
-  p.b_row_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
-  p.b_col_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 1 : args.b.ld;
   p.b_reads = b_reads_for<T>(args.b, p.shape.vec, cols);
-  p.c = static_cast<T*>(args.c.data);
-  p.ldc = args.c.ld;
-  p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
-  p.n = args.c.cols;
   p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
-  p.alpha = args.alpha;
-  p.beta = args.beta;
-  p.bias = static_cast<const T*>(args.bias);
-  p.activation = args.activation;
 
   const int64_t units = a.block_row_count * p.shape.slices;
   p.split = Split ? warps_per_slice(units, a.nnzb, a.block_row_count, p.shape) : 1;
@@ -169,27 +145,11 @@ void column_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
   if (args.c.rows == 0 || args.c.cols == 0) return;
   const BsrView& a = args.a;
   ColumnLanesParams<T> p{};
-  p.row_ptr = a.row_ptr;
-  p.col_idx = a.col_idx;
-  p.values = static_cast<const T*>(a.values);
-  p.row_order = a.row_order;
-  p.block_height = a.block_height;
-  p.block_width = a.block_width;
-  p.block_row_count = a.block_row_count;
-  p.b = static_cast<const T*>(args.b.data);
-  p.b_row_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : 1;
-  p.b_col_step = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 1 : args.b.ld;
-  p.c = static_cast<T*>(args.c.data);
-  p.ldc = args.c.ld;
-  p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
-  p.n = args.c.cols;
+  fill_operands<T>(p, args);
   // Columns per lane: 4 once N fills 128 (more FMAs per block read), fewer below so lanes stay busy.
   const int per_lane = args.c.cols >= 128 ? 4 : args.c.cols >= 64 ? 2 : 1;
   p.column_chunks = int32_t((args.c.cols + 32 * per_lane - 1) / (32 * per_lane));
-  p.alpha = args.alpha;
-  p.beta = args.beta;
-  p.bias = static_cast<const T*>(args.bias);
-  p.activation = args.activation;
+
   const int64_t warps = a.block_row_count * p.column_chunks;
   const int64_t ctas = (warps + kColumnLanesWarps - 1) / kColumnLanesWarps;
   if (ctas > INT32_MAX)
