@@ -1,5 +1,5 @@
 // Context entry points: creation on a device and the per-context settings.
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "guard.hpp"
 #include "handles.hpp"

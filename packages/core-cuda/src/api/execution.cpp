@@ -1,6 +1,6 @@
 #include "execution.hpp"
 
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "../common/error.hpp"
 #include "../common/thread_pool.hpp"
 #include "../cpu/blas_library.hpp"

@@ -4,7 +4,7 @@
 // reads it), so tuning never changes the caller's C: only the final run() writes it.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 #include "../cpu/cpu_backend.hpp"
 #include "../matrix/bsr_matrix.hpp"
 #include "../tune/tuner.hpp"

@@ -7,7 +7,7 @@
 // at a time (they share its worker pool and workspace); CUDA multiplies are only enqueued.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 #include "../common/thread_pool.hpp"
 #include "../matrix/bsr_matrix.hpp"
 

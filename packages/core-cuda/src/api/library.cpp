@@ -1,6 +1,6 @@
 // Library-wide entry points: version, status names, the thread-local last error, CUDA
 // availability and the variant list.
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "guard.hpp"
 #include "variants.hpp"
 

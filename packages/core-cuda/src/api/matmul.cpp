@@ -1,6 +1,6 @@
 // bsrmm_matmul and bsrmm_tune: check the operands against each other, apply op(A) through the
 // plan, pick the variant (forced, tuned or the heuristic's) and run it (execution.hpp).
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "../matrix/dense_operand.hpp"
 #include "../matrix/plan.hpp"

@@ -11,7 +11,7 @@
 //                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 #include "../common/thread_pool.hpp"
 
 #include <bsrmm/bsrmm.h>

@@ -9,7 +9,7 @@
 // scheduling the same pattern again.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 #include "bsr_structure.hpp"
 
 #include <bsrmm/bsrmm.h>

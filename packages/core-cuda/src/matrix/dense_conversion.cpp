@@ -1,6 +1,6 @@
 #include "dense_conversion.hpp"
 
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "bsr_validation.hpp"

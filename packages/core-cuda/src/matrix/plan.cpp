@@ -1,7 +1,7 @@
 #include "plan.hpp"
 
 #include "../common/checked_math.hpp"
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "../common/half.hpp"

@@ -6,7 +6,7 @@
 // fallback. Each part is built on first use under a mutex, so concurrent multiplies build it once.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 
 #include <bsrmm/bsrmm.h>
 

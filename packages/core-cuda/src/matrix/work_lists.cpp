@@ -1,6 +1,6 @@
 #include "work_lists.hpp"
 
-#include "../common/device_runtime.hpp"
+#include "../device/device_runtime.hpp"
 #include "bsr_structure.hpp"
 #include "group_columns.hpp"
 #include "row_groups.hpp"

@@ -6,7 +6,7 @@
 // ask at once: a list is complete on the device before any caller gets it.
 #pragma once
 
-#include "../common/buffer.hpp"
+#include "../device/buffer.hpp"
 #include "../cuda/cuda_backend.hpp"  // the interface only: plain C++, no CUDA header
 #include "row_groups.hpp"
 

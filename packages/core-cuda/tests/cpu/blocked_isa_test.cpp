@@ -3,7 +3,7 @@
 // 6x6, 7x9), tiny and wide N (1, 3, 16, 47, 130: partial vectors and strips), every dtype,
 // beta != 0 and a NaN-poisoned C with beta 0, bias and activations, against float64; and banded
 // tiny-block matrices whose B is read in place (the tiny tile).
-#include "../../src/common/buffer.hpp"
+#include "../../src/device/buffer.hpp"
 #include "../../src/common/thread_pool.hpp"
 #include "../../src/cpu/blocked_rows.hpp"
 #include "../support/dense_reference.hpp"

@@ -1,7 +1,7 @@
 #include "device_runtime.hpp"
 
-#include "dtype.hpp"
-#include "error.hpp"
+#include "../common/dtype.hpp"
+#include "../common/error.hpp"
 
 #include <cstring>
 #include <vector>

@@ -1,7 +1,7 @@
 #include "buffer.hpp"
 
+#include "../common/error.hpp"
 #include "device_runtime.hpp"
-#include "error.hpp"
 
 #include <new>
 #include <utility>
