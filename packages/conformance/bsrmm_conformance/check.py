@@ -50,7 +50,7 @@ def read_results(path: Path) -> dict[str, Result]:
 
 
 def activate(x: np.ndarray, activation: str) -> np.ndarray:
-    """The core's activations (src/cuda/common/epilogue_math.hpp), in float64."""
+    """The core's activations (src/cuda/kernel_parts/epilogue_math.hpp), in float64."""
     with np.errstate(over="ignore", invalid="ignore"):
         if activation == "relu":
             return np.where(x < 0, 0.0, x)

@@ -1,6 +1,6 @@
 #include "nonfinite_columns.hpp"
 
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/epilogue_math.hpp"
 #include "../runtime/cuda_check.hpp"
 #include "sparse_dot.cuh"
 

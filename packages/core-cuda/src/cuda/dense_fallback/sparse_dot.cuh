@@ -3,7 +3,7 @@
 // Device code; slow by design (one thread per element) and used only where B is not finite.
 #pragma once
 
-#include "../common/element.cuh"
+#include "../kernel_parts/element.cuh"
 #include "../cuda_backend.hpp"
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // bsrmm's epilogue after a dense GEMM that wrote the bare products (alpha 1, beta 0) into a
 // staging buffer in the accumulator type: C = activation(alpha * acc + beta * C + bias), with
-// the formulas every other kernel uses (common/epilogue_math.hpp) and one rounding into C.
+// the formulas every other kernel uses (kernel_parts/epilogue_math.hpp) and one rounding into C.
 // cuBLASLt's own epilogues are not used: its GELU/ReLU treat NaN and infinities differently,
 // and its bias runs along the other dimension of a row-major C.
 #pragma once

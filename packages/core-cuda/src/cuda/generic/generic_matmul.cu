@@ -3,10 +3,10 @@
 // owns a 64x64 tile of C (a row slice of one block row by an N tile); each thread keeps a 4x4
 // register tile; A and B arrive through shared memory 16 k at a time, converted to the
 // accumulator type once on the way in.
-#include "../common/element.cuh"
-#include "../common/simt_operands.cuh"
-#include "../common/epilogue_math.hpp"
-#include "../common/tile_schedule.cuh"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/simt_operands.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
+#include "../kernel_parts/tile_schedule.cuh"
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
 

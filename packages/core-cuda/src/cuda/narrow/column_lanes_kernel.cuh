@@ -11,8 +11,8 @@
 // Rows x PerLane FMAs per row), the epilogue (alpha/beta/bias/activation per output).
 #pragma once
 
-#include "../common/element.cuh"
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
 
 #include <cstdint>
 

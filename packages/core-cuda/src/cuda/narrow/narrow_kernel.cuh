@@ -12,8 +12,8 @@
 // epilogue (the cross-lane sum, alpha/beta/bias/activation, the store).
 #pragma once
 
-#include "../common/element.cuh"
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
 #include "warp_shape.hpp"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // of a CTA), both for every block shape, layout and leading dimension, and `_nlanes` (lanes
 // along N, blocks at most 8 high); f64 accumulates in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
-#include "../common/simt_operands.cuh"
+#include "../kernel_parts/simt_operands.cuh"
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
 #include "heuristic.hpp"

@@ -1,12 +1,12 @@
 // The end of a tile: the warps' fp32 accumulators go through shared memory (the pipeline's,
 // now free) so that C is read and written in whole 16-byte vectors along its contiguous
 // dimension, whichever layout C has. Then out = activation(alpha*acc + beta*C + bias) in fp32
-// (common/epilogue_math.hpp), rounded once to C's type. Partial vectors (the end of N, or a C
+// (kernel_parts/epilogue_math.hpp), rounded once to C's type. Partial vectors (the end of N, or a C
 // whose base or ld forbids 16-byte access) go element by element.
 #pragma once
 
-#include "../common/element.cuh"
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
 #include "tensorop_params.cuh"
 #include "warp_mma.cuh"
 

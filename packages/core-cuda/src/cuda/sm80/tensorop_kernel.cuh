@@ -4,7 +4,7 @@
 // (mma.sync, fp32 accumulators in registers). No atomics: every element of C has one owner.
 #pragma once
 
-#include "../common/tile_schedule.cuh"
+#include "../kernel_parts/tile_schedule.cuh"
 #include "epilogue.cuh"
 #include "operand_loader.cuh"
 #include "tensorop_params.cuh"

@@ -3,7 +3,7 @@
 
 #include <bsrmm/bsrmm.h>
 
-#include "../common/tile_schedule.cuh"
+#include "../kernel_parts/tile_schedule.cuh"
 
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 // whose sides are multiples of 16, larger tiles take the larger blocks with more reuse.
 #pragma once
 
-#include "../common/element.cuh"
+#include "../kernel_parts/element.cuh"
 #include "mma.cuh"
 
 #include <cstdint>

@@ -26,8 +26,8 @@
 // reads 805 -> 710 MB, time -3% (-7% at d = 0.25); L2 is not the whole limit (docs/perf-log.md).
 #pragma once
 
-#include "../common/element.cuh"
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
 #include "cluster.cuh"
 #include "epilogue_dispatch.cuh"
 #include "kernel_params.cuh"

@@ -35,8 +35,8 @@
 // rows x 64 columns at a time, so C rows are stored 16 bytes at a time.
 #pragma once
 
-#include "../common/element.cuh"
-#include "../common/epilogue_math.hpp"
+#include "../kernel_parts/element.cuh"
+#include "../kernel_parts/epilogue_math.hpp"
 #include "epilogue_dispatch.cuh"
 #include "kernel_params.cuh"
 #include "mbarrier.cuh"
