@@ -235,6 +235,29 @@ BSRMM_API bsrmm_matmul_options bsrmm_matmul_options_default(void);
 BSRMM_API bsrmm_status bsrmm_matmul(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* b,
                                     bsrmm_dense* c, const bsrmm_matmul_options* options);
 
+/* ---- sampled dense-dense multiply (SDDMM) ---- */
+/* Everything about one SDDMM besides the operands. Initialise with
+ * bsrmm_sddmm_options_default(); struct_size lets later versions append fields. */
+typedef struct bsrmm_sddmm_options {
+  uint32_t struct_size; /* sizeof; later versions append fields */
+  double alpha;         /* default 1 */
+  double beta;          /* default 0: `values` is only written (NaN there does not propagate) */
+} bsrmm_sddmm_options;
+BSRMM_API bsrmm_sddmm_options bsrmm_sddmm_options_default(void);
+/* Sampled dense-dense multiply: for every stored block b of `pattern` (M x K, blocks bh x bw),
+ *   values[b] = alpha * (X * Y)[rows and columns of block b] + beta * values[b]
+ * X: M x T and Y: T x K dense operands (either layout, any ld) of pattern's dtype, on the
+ * context's device; `values`: a dense operand of nnzb rows x (bh * bw) columns, row-major,
+ * pattern's dtype and device, blocks in pattern's stored order (as bsrmm_matrix_export
+ * writes them), each block row-major. Accumulation in f32 (f64 for f64). Pattern's own
+ * values are not read. T may be 0 (then values = beta * values). options may be NULL.
+ * `values` must not overlap X or Y. The weight gradient of Y = W X is
+ * sddmm(W, dY, X^T) with X^T a column-major view of X; bsrmm_matrix_with_values(ctx,
+ * pattern, values.data, ...) then makes a matrix of those values. */
+BSRMM_API bsrmm_status bsrmm_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern,
+                                   const bsrmm_dense* x, const bsrmm_dense* y,
+                                   bsrmm_dense* values, const bsrmm_sddmm_options* options);
+
 /* ---- kernel variants ---- */
 /* Variants compiled into this library (CPU ones included), named CUTLASS-style, e.g.
  * "cpu_f32_rowmajor_blocked" or "sm80_f16_b64_mma_stages3". */

@@ -137,6 +137,17 @@ inline std::string tune(Context& ctx, const Matrix& a, const bsrmm_dense& b, bsr
   return ctx.last_variant();
 }
 
+inline bsrmm_sddmm_options sddmm_options() { return bsrmm_sddmm_options_default(); }
+
+// values[b] = alpha * (X Y)[block b of pattern] + beta * values[b] (see bsrmm_sddmm).
+inline void sddmm(Context& ctx, const Matrix& pattern, const bsrmm_dense& x, const bsrmm_dense& y,
+                  bsrmm_dense& values, double alpha = 1.0, double beta = 0.0) {
+  bsrmm_sddmm_options options = sddmm_options();
+  options.alpha = alpha;
+  options.beta = beta;
+  check(bsrmm_sddmm(ctx.get(), pattern.get(), &x, &y, &values, &options));
+}
+
 namespace detail {
 // Calls a (buf, len, needed) function of the C ABI until the text fits (it may grow between
 // calls, as other threads and processes store entries).
