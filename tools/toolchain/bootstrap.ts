@@ -3,7 +3,7 @@
 import { ensureCuda } from "./cuda.ts";
 import { toolchainLayout } from "./layout.ts";
 import { ensureNodeDependencies, ensurePnpm } from "./node-deps.ts";
-import { ensureGpuHostPythonPackages, ensurePythonVenv } from "./python-venv.ts";
+import { ensurePythonVenv, ensureTorch } from "./python-venv.ts";
 import { checkRust } from "./rust.ts";
 import { ensureSystemPrerequisites } from "./system.ts";
 
@@ -16,6 +16,6 @@ export function bootstrap(): void {
   ensureNodeDependencies(layout, ensurePnpm(layout));
   ensurePythonVenv(layout);
   ensureCuda(layout);
-  ensureGpuHostPythonPackages(layout);
+  ensureTorch(layout);
   console.log(`bootstrap: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

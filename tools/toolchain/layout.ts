@@ -65,7 +65,7 @@ export function hasLocalCuda(layout: ToolchainLayout): boolean {
 
 /**
  * A machine whose NVIDIA driver answers (`nvidia-smi -L` lists a GPU) and where CUDA is not
- * switched off: the bootstrap installs the GPU benchmark's packages (torch, cuSPARSE) only here.
+ * switched off: the bootstrap installs the GPU benchmark's cuSPARSE and cuBLAS only here.
  */
 export function gpuHost(env: NodeJS.ProcessEnv = process.env): boolean {
   if (cudaDisabled(env)) return false;

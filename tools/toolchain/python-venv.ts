@@ -7,7 +7,7 @@ import { hashOf, Stamp } from "./stamp.ts";
 import { pythonCommand } from "./system.ts";
 
 export const pythonRequirements = join(import.meta.dirname, "requirements", "python.txt");
-export const pythonGpuHostRequirements = join(import.meta.dirname, "requirements", "python-gpu-host.txt");
+export const torchRequirements = join(import.meta.dirname, "requirements", "torch.txt");
 
 const MIN_PYTHON: readonly [number, number] = [3, 10];
 
@@ -42,22 +42,20 @@ export function ensurePythonVenv(layout: ToolchainLayout): void {
 }
 
 /**
- * On a GPU host (layout.ts gpuHost), the GPU benchmark's Python packages (requirements/
- * python-gpu-host.txt: torch); elsewhere a line saying they are not installed and why.
+ * torch (requirements/torch.txt) on every machine: bsrmm.torch's tests run on the CPU in CI, and
+ * the GPU benchmark needs it. The same CUDA wheel everywhere (PyPI has no CPU-only Linux build);
+ * it runs on the CPU when no driver answers.
  */
-export function ensureGpuHostPythonPackages(layout: ToolchainLayout): void {
-  if (!gpuHost()) {
-    console.log("bootstrap: no working nvidia-smi (or BSRMM_NO_CUDA): torch not installed; the benchmark runs its CPU cases only");
-    return;
-  }
-  const requirements = readFileSync(pythonGpuHostRequirements, "utf8");
+export function ensureTorch(layout: ToolchainLayout): void {
+  const requirements = readFileSync(torchRequirements, "utf8");
   const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
-  const stamp = new Stamp(layout.stampDir, "python-gpu-host");
+  const stamp = new Stamp(layout.stampDir, "python-torch");
   if (stamp.matches(hashOf([version, requirements]))) {
-    console.log("bootstrap: GPU benchmark packages up to date (torch)");
+    console.log("bootstrap: torch up to date");
     return;
   }
-  console.log("bootstrap: GPU host: installing the GPU benchmark's Python packages (torch)");
-  run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", pythonGpuHostRequirements]);
+  const where = gpuHost() ? "GPU host" : "no working nvidia-smi (torch runs on the CPU)";
+  console.log(`bootstrap: installing torch (${where}; about 3 GB with its CUDA libraries)`);
+  run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", torchRequirements]);
   stamp.record(hashOf([version, requirements]));
 }

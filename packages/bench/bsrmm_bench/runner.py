@@ -36,7 +36,7 @@ def cuda_status() -> str | None:
         import torch
     except Exception as e:
         return (f"torch is not importable ({type(e).__name__}: {e}); GPU timing and peers need it (the bootstrap "
-                f"installs it where nvidia-smi lists a GPU: tools/toolchain/requirements/python-gpu-host.txt)")
+                f"installs it on every machine: tools/toolchain/requirements/torch.txt)")
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
     return None
