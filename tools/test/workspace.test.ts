@@ -29,7 +29,7 @@ test("the tsx that root scripts fetch with npx is the catalog's tsx", () => {
 // packages/node is what npm users install, so it carries the public name.
 const publishedNames: Record<string, string> = { node: "bsrmm" };
 
-test("packages are named @bsrmm/<folder> (or their public name): turbo.json's per-package tasks use these", () => {
+test("packages are named @bsrmm/<folder> (or their public name): turbo's --filter and task names use these", () => {
   for (const dir of readdirSync(join(repoRoot, "packages"))) {
     const manifestPath = join(repoRoot, "packages", dir, "package.json");
     if (!existsSync(manifestPath)) continue;
@@ -38,13 +38,26 @@ test("packages are named @bsrmm/<folder> (or their public name): turbo.json's pe
   }
 });
 
-test("every package-specific task in turbo.json names a package this convention produces", () => {
-  const turbo = JSON.parse(read("turbo.json")) as { tasks: Record<string, unknown> };
-  const known = new Set(["@bsrmm/tools", ...readdirSync(join(repoRoot, "packages"))
-    .map((dir) => publishedNames[dir] ?? `@bsrmm/${dir}`)]);
-  for (const key of Object.keys(turbo.tasks)) {
-    const pkg = key.includes("#") ? key.slice(0, key.lastIndexOf("#")) : undefined;
-    if (pkg !== undefined) assert.ok(known.has(pkg), `turbo.json task ${key}: no package ${pkg}`);
+interface TurboConfig {
+  extends?: string[];
+  tasks?: Record<string, unknown>;
+}
+
+test("a package's own task settings live in its turbo.json, which extends the root's", () => {
+  const root = JSON.parse(read("turbo.json")) as TurboConfig;
+  for (const key of Object.keys(root.tasks ?? {})) {
+    assert.ok(!key.includes("#"), `turbo.json task ${key}: belongs in that package's turbo.json`);
+  }
+  const dirs = ["tools", ...readdirSync(join(repoRoot, "packages")).map((d) => join("packages", d))];
+  for (const dir of dirs) {
+    const configPath = join(repoRoot, dir, "turbo.json");
+    if (!existsSync(configPath)) continue;
+    assert.ok(existsSync(join(repoRoot, dir, "package.json")), `${dir}/turbo.json: no package.json beside it`);
+    const config = JSON.parse(readFileSync(configPath, "utf8")) as TurboConfig;
+    assert.deepEqual(config.extends, ["//"], `${dir}/turbo.json extends the root`);
+    for (const key of Object.keys(config.tasks ?? {})) {
+      assert.ok(!key.includes("#"), `${dir}/turbo.json task ${key}: a package's own tasks are named without a package`);
+    }
   }
 });
 
