@@ -37,6 +37,10 @@ SUMMARY="$OUT_DIR/gpu-check.json"
 : > "$LOG"
 RESULTS=()   # "step|status|seconds|note"
 CUDA_TESTS="$BUILD/tests/bsrmm_cuda_tests"
+# The benchmark's GPU experiments (their README says what each measures): the timing and roof
+# steps build and run grid_timing.cpp and row_tile_roof.cu; the build step reads ptxas -v with
+# ptxas_report.py.
+EXPERIMENTS="$ROOT/packages/bench/experiments"
 
 # run_step NAME COMMAND...: runs the command with its output appended to the log, and records
 # pass/fail and the time. A command that prints "SKIP: reason" as its last line and exits 0 is
@@ -116,7 +120,7 @@ step_build() {
   grep -v "^ptxas info\|^    [0-9]* bytes" "$BUILD/build.log"
   echo "build: $((SECONDS - start)) s with $JOBS jobs (exit $status)"
   # Registers and spills of every kernel (ptxas -v ran during the build).
-  python3 "$ROOT/tools/gpu/ptxas_report.py" "$BUILD/build.log" | head -n 60
+  python3 "$EXPERIMENTS/ptxas_report.py" "$BUILD/build.log" | head -n 60
   return $status
 }
 
@@ -144,20 +148,21 @@ step_synccheck() {
   compute-sanitizer --tool synccheck --error-exitcode 1 "$CUDA_TESTS" --gtest_filter="$SMALL_FILTER"
 }
 
-# Quick kernel timing on the grid problem (tools/gpu/grid_timing.cpp), against the built core.
+# Quick kernel timing on the grid problem (packages/bench/experiments/grid_timing.cpp), against the built core.
 step_timing() {
   local nvcc
   nvcc="$(cuda_compiler)"
-  "$nvcc" -O2 -std=c++17 "$ROOT/tools/gpu/grid_timing.cpp" -I"$ROOT/packages/core-cuda/include" \
+  "$nvcc" -O2 -std=c++17 "$EXPERIMENTS/grid_timing.cpp" -I"$ROOT/packages/core-cuda/include" \
     -I"$ROOT/packages/core-cuda/src" "$BUILD/libbsrmm.a" -lpthread -o "$BUILD/grid_timing" || return 1
   "$BUILD/grid_timing" ${BSRMM_TIMING_FILTER:-}
 }
 
-# The row tiles' data-movement floor (tools/gpu/row_tile_roof.cu): their TMA traffic alone, no math.
+# The row tiles' data-movement floor (packages/bench/experiments/row_tile_roof.cu): their TMA traffic
+# alone, no math.
 step_roof() {
   local nvcc
   nvcc="$(cuda_compiler)"
-  "$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$ROOT/tools/gpu/row_tile_roof.cu" \
+  "$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$EXPERIMENTS/row_tile_roof.cu" \
     "$ROOT/packages/core-cuda/src/cuda/sm90/tensor_map.cu" -I"$ROOT/packages/core-cuda/include" \
     -I"$ROOT/packages/core-cuda/src" -o "$BUILD/row_tile_roof" || return 1
   "$BUILD/row_tile_roof"

@@ -2,10 +2,10 @@
 // Row-major B, the common case, gets the full set; column-major B one config per tile height.
 // Warp tiles of 64x64 (128 accumulators) where the CTA is tall enough: the most mma per
 // fragment load that fits the register file without spilling. Among configs the heuristic
-// scores equal, the first listed wins: on an H100 (tools/gpu/grid_timing.cpp, fp16 8192^2 x
-// 4096) m128n128k64 (two CTAs per SM, half the barriers of k32) led at block 128 for densities
-// 0.05-0.25 (197-303 TFLOPS; m128n256k64 won only at 0.5, 329 vs 324), and m64n256 beat
-// m64n128 by 10-20% at block 64. Both sit near the L2 -> SM bandwidth (~16-19 KB moved per
+// scores equal, the first listed wins: on an H100 (packages/bench/experiments/grid_timing.cpp,
+// fp16 8192^2 x 4096) m128n128k64 (two CTAs per SM, half the barriers of k32) led at block 128
+// for densities 0.05-0.25 (197-303 TFLOPS; m128n256k64 won only at 0.5, 329 vs 324), and
+// m64n256 beat m64n128 by 10-20% at block 64. Both sit near the L2 -> SM bandwidth (~16-19 KB moved per
 // MFLOP at ~5 TB/s): larger tiles are what can go faster. The tuner measures them all.
 #pragma once
 

@@ -91,7 +91,8 @@ void append_transposed_variants(std::vector<Variant>& list) {
   list.push_back(make_variant<TransposedVariant<T, 32, 64, 4, true>>());
   list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true>>());
   // Wide blocks (32 x 64, 16 x 64): the tiles that won for their height, by row and by unit
-  // (tools/gpu/block_shape_sweep.py, perf-log entry 31), and 128 x 256 for block 16 at small N.
+  // (packages/bench/experiments/block_shape_sweep.py, perf-log entry 31), and 128 x 256 for
+  // block 16 at small N.
   list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true, true>>());
   list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, false, true>>());
   list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true, true>>());

@@ -2,7 +2,7 @@
 """Registers and spills of every CUDA kernel, from a build log made with `ptxas -v`
 (BSRMM_PTXAS_VERBOSE=ON). Prints one line per kernel and arch, spilling kernels first.
 
-    python3 tools/gpu/ptxas_report.py BUILD_LOG
+    python3 packages/bench/experiments/ptxas_report.py BUILD_LOG
 """
 import re
 import signal

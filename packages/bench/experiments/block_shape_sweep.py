@@ -1,13 +1,15 @@
 """Every sm90 variant that takes a block shape, forced one by one, beside the untuned default,
 the dense fallback and torch's dense GEMM: where a shape's kernels cross the dense product.
 
-    python3 tools/gpu/block_shape_sweep.py [SHAPES] [N]     SHAPES e.g. 32x64,16x64 (the default)
+    python3 packages/bench/experiments/block_shape_sweep.py [SHAPES] [N]     SHAPES e.g. 32x64,16x64 (the default)
 
 M = K = 8192, f16, uniform pattern with a fixed count per block row at densities 0.05 / 0.125 /
 0.25 / 0.5; each output is checked against a float64 product (C poisoned with NaN first), then
-timed as the mean of 30 calls after 3 warm-ups (CUDA events around the batch).
+timed as the benchmark suite times (bsrmm_bench.timing.time_cuda: the median of per-call CUDA
+events after warm-ups).
 x dense = torch dense time / variant time. Needs the Python package (gpu-check's python step).
 """
+import pathlib
 import sys
 
 import numpy as np
@@ -15,21 +17,14 @@ import torch
 
 import bsrmm
 
-sys.path.insert(0, "packages/bench")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # packages/bench
 from bsrmm_bench import patterns  # noqa: E402
+from bsrmm_bench.timing import time_cuda  # noqa: E402
 
 
-def time_ms(fn, reps=30):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(reps):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / reps
+def time_ms(fn):
+    """Median ms per call of fn (one operand set)."""
+    return time_cuda(lambda _: fn(), 1)["median"]
 
 
 def dense_of(indptr, indices, vals, m, k, bh, bw):

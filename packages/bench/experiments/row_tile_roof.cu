@@ -14,7 +14,7 @@
 // moving fewer bytes. The pattern is the grid's: uniform, the same block count per block row.
 //
 //   nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ipackages/core-cuda/include \
-//        -Ipackages/core-cuda/src tools/gpu/row_tile_roof.cu packages/core-cuda/src/cuda/sm90/tensor_map.cu \
+//        -Ipackages/core-cuda/src packages/bench/experiments/row_tile_roof.cu packages/core-cuda/src/cuda/sm90/tensor_map.cu \
 //        -o roof && ./roof [held]
 //
 // "held": rings of 2, 3 and 4 stages at d 0.125 and 0.5, to tell latency from bandwidth (the row

@@ -3,12 +3,14 @@ fp32 blocks, every eligible bsrmm variant forced beside the untuned default and 
 reaches (dense cuBLAS where A fits densely, cuSPARSE BSR and CSR through torch's sparse
 matmuls; CSR holds the same matrix expanded).
 
-    python3 tools/gpu/narrow_sweep.py [CASE ...]     CASE: decode, stencil27, stencil9, b8, blocks, large
+    python3 packages/bench/experiments/narrow_sweep.py [CASE ...]     CASE: decode, stencil27, stencil9, b8, blocks, large
 
 Every output is checked against a float64 product first (C poisoned with NaN). Times are the
-mean of calls after warm-ups, rotating over enough copies of A that A never sits in L2 (the
-H100's L2 is 50 MB). GB/s counts the bytes that must move: A's values and indices, B, C.
+benchmark suite's (bsrmm_bench.timing.time_cuda: warm-ups, then each call between its own CUDA
+events; the median), rotating over enough copies of A that A never sits in L2 (the H100's L2
+is 50 MB). GB/s counts the bytes that must move: A's values and indices, B, C.
 """
+import pathlib
 import sys
 
 import numpy as np
@@ -17,26 +19,18 @@ import torch
 
 import bsrmm
 
-sys.path.insert(0, "packages/bench")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # packages/bench
 from bsrmm_bench import patterns  # noqa: E402
+from bsrmm_bench.timing import time_cuda  # noqa: E402
 
 HBM_GBS = 3000.0  # H100 SXM device-to-device copy, measured (PERF.md)
 TORCH = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}
 NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 
 
-def time_ms(calls, reps=40):
-    """Mean ms per call, cycling through `calls` (one per copy of A)."""
-    for fn in calls:
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for i in range(reps):
-        calls[i % len(calls)]()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / reps
+def time_ms(calls):
+    """Median ms per call, cycling through `calls` (one per copy of A)."""
+    return time_cuda(lambda i: calls[i](), len(calls))["median"]
 
 
 def stencil(nodes_per_side, dims):

@@ -9,7 +9,7 @@
 // reported. Median of 10 timed runs after 2 warm-ups, CUDA events. A quick harness for kernel
 // work; the benchmark suite (packages/bench) is the reference for published numbers.
 //
-//   nvcc -O2 -std=c++17 tools/gpu/grid_timing.cpp -Ipackages/core-cuda/include \
+//   nvcc -O2 -std=c++17 packages/bench/experiments/grid_timing.cpp -Ipackages/core-cuda/include \
 //        -Ipackages/core-cuda/src <build>/libbsrmm.a -o grid_timing && ./grid_timing [filter]
 #include <bsrmm/bsrmm.h>
 #include <cuda_runtime.h>

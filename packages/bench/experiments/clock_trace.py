@@ -2,7 +2,7 @@
 back as the benchmark suite times them, beside nvidia-smi's SM clock and clock-event reasons
 sampled every 10 ms while they run; then dense cuBLAS (torch.mm) the same way.
 
-    python3 tools/gpu/clock_trace.py [BLOCK] [DENSITIES]     e.g. 128 0.125,0.25,0.5 (the default)
+    python3 packages/bench/experiments/clock_trace.py [BLOCK] [DENSITIES]     e.g. 128 0.125,0.25,0.5 (the default)
 
 M = K = 8192, N = 4096 (the grid problem), f16 and bf16, uniform pattern with a fixed count per
 block row, values uniform in [-1, 1); each output is checked on 1024 sampled rows against a
@@ -10,6 +10,7 @@ float64 product first. "by tenth" is the median of each tenth of the runs: a ste
 through is the clock coming down under the cap. Needs the Python package (gpu-check's python
 step installs it).
 """
+import pathlib
 import subprocess
 import sys
 import threading
@@ -20,7 +21,7 @@ import torch
 
 import bsrmm
 
-sys.path.insert(0, "packages/bench")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # packages/bench
 from bsrmm_bench import patterns  # noqa: E402
 
 M = K = 8192

@@ -6,7 +6,7 @@ the size of the "x dense" margin being judged. Here every iteration times one bs
 torch.mm call next to each other (in alternating order), so both see the same clocks; the
 per-pair ratio's median is the comparison.
 
-    python3 tools/gpu/paired_dense_timing.py [ITERS]      (after the bsrmm Python package is installed)
+    python3 packages/bench/experiments/paired_dense_timing.py [ITERS]      (after the bsrmm Python package is installed)
 
 Cases: the grid's cells where bsrmm picks its dense fallback (M = K = 8192, N = 4096).
 """
@@ -20,7 +20,7 @@ import torch
 import bsrmm
 
 # The benchmark suite's pattern generator (packages/bench), so A is the grid case's own pattern.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "packages" / "bench"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from bsrmm_bench import patterns  # noqa: E402
 
 CASES = [(16, 0.125), (16, 0.25), (16, 0.5), (32, 0.5)]

@@ -3,7 +3,7 @@
 // the driver's cuLaunchKernel and cudaLaunchKernelEx; and the launch-to-completion time of such
 // an empty kernel from an idle GPU: the floor of any caller that synchronises every multiply.
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90a tools/gpu/launch_cost.cu -o launch_cost && ./launch_cost
+//   nvcc -O2 -std=c++17 -arch=sm_90a packages/bench/experiments/launch_cost.cu -o launch_cost && ./launch_cost
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>

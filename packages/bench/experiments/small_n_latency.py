@@ -15,12 +15,14 @@ as many A bytes as bsrmm does. Per N (and N = 4096 for scale), on the shapes sui
 
 The result is checked on 64 sampled rows against float64 before anything is timed.
 Run on the GPU machine with bsrmm (packages/python) and torch importable:
-    python3 tools/gpu/small_n_latency.py [--out FILE.json]
+    python3 packages/bench/experiments/small_n_latency.py [--out FILE.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import pathlib
+import sys
 import time
 
 import numpy as np
@@ -28,24 +30,18 @@ import torch
 
 import bsrmm
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # packages/bench
+from bsrmm_bench.timing import time_cuda  # noqa: E402
+
 M = K = 8192
 BLOCK = 64
 PER_ROW = 16  # of 128 block columns: d = 1/8
 NS = (16, 64, 256, 4096)
 
 
-def events_ms(run, runs: int = 200) -> float:
+def events_ms(run) -> float:
     """Median per-call time, each call bracketed by its own events, no sync inside the loop."""
-    for _ in range(10):
-        run()
-    torch.cuda.synchronize()
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(runs)]
-    for start, end in pairs:
-        start.record()
-        run()
-        end.record()
-    torch.cuda.synchronize()
-    return float(np.median([s.elapsed_time(e) for s, e in pairs]))
+    return time_cuda(lambda _: run(), 1)["median"]
 
 
 def host_us_per_call(run, runs: int = 200) -> float:

@@ -3,7 +3,7 @@ block 64 at d = 0.25, K = 8192 and several M x N, the untuned pick beside the 51
 ping-pong and the split 256-wide row tiles forced, each output checked against float64 first
 (C poisoned with NaN), then timed as block_shape_sweep.py does.
 
-    python3 tools/gpu/row_tile_width_rule.py      (needs the Python package: gpu-check's python step)
+    python3 packages/bench/experiments/row_tile_width_rule.py      (needs the Python package: gpu-check's python step)
 """
 import numpy as np
 import torch
