@@ -1,0 +1,179 @@
+// bsrmm_sddmm: check the pattern, X, Y and values against each other and the context, then run
+// the CPU kernel (context's pool and workspace) or enqueue the CUDA one on the context's stream.
+#include "../common/dtype.hpp"
+#include "../cpu/sddmm.hpp"
+#include "../device/device_runtime.hpp"
+#include "../matrix/dense_operand.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+#include <bsrmm/bsrmm.h>
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+#if BSRMM_WITH_CUDA
+#include "../cuda/sddmm/sddmm_backend.hpp"
+#endif
+
+namespace {
+
+using bsrmm::api::guarded;
+using bsrmm::api::require;
+using bsrmm::detail::describe;
+using bsrmm::detail::invalid_argument;
+using bsrmm::matrix::BsrMatrix;
+
+bsrmm_sddmm_options read_options(const bsrmm_sddmm_options* given) {
+  bsrmm_sddmm_options options = bsrmm_sddmm_options_default();
+  if (given == nullptr) return options;
+  if (given->struct_size < sizeof(bsrmm_sddmm_options)) {
+    invalid_argument("options->struct_size = ", given->struct_size, " < ",
+                     sizeof(bsrmm_sddmm_options),
+                     " (initialise options with bsrmm_sddmm_options_default())");
+  }
+  // A newer caller's struct may be longer; the fields this version knows come first.
+  std::memcpy(&options, given, sizeof(options));
+  options.struct_size = sizeof(options);
+  return options;
+}
+
+void check_on_context(bsrmm_device device, bsrmm_device context, const char* what) {
+  if (!bsrmm::detail::same_device(device, context)) {
+    invalid_argument(what, " is on ", describe(device), " but the context is on ",
+                     describe(context));
+  }
+}
+
+// Every rule that relates the pattern, X, Y and values to each other and to the context.
+void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense& x,
+                    const bsrmm_dense& y, const bsrmm_dense& values) {
+  bsrmm::matrix::validate_dense(x, "X");
+  bsrmm::matrix::validate_dense(y, "Y");
+  bsrmm::matrix::validate_dense(values, "values");
+  check_on_context(pattern.device(), ctx.device, "pattern");
+  check_on_context(x.device, ctx.device, "X");
+  check_on_context(y.device, ctx.device, "Y");
+  check_on_context(values.device, ctx.device, "values");
+
+  if (x.dtype != pattern.dtype() || y.dtype != pattern.dtype() || values.dtype != pattern.dtype()) {
+    bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED, "mixed dtypes are not supported: pattern is ",
+                        bsrmm::detail::name(pattern.dtype()), ", X is ",
+                        bsrmm::detail::name(x.dtype), ", Y is ", bsrmm::detail::name(y.dtype),
+                        ", values is ", bsrmm::detail::name(values.dtype));
+  }
+
+  const bsrmm::matrix::BsrShape& shape = pattern.shape();
+  if (x.rows != shape.rows) {
+    invalid_argument("X.rows = ", x.rows, " but the pattern has ", shape.rows, " rows (it is ",
+                     shape.rows, " x ", shape.cols, ")");
+  }
+  if (y.cols != shape.cols) {
+    invalid_argument("Y.cols = ", y.cols, " but the pattern has ", shape.cols,
+                     " columns (it is ", shape.rows, " x ", shape.cols, ")");
+  }
+  if (y.rows != x.cols) invalid_argument("Y.rows = ", y.rows, " but X.cols = ", x.cols);
+
+  const int64_t block_elements = shape.block_elements();
+  if (values.rows != shape.nnzb || values.cols != block_elements) {
+    invalid_argument("values is ", values.rows, " x ", values.cols, " but must be nnzb x (bh * bw) = ",
+                     shape.nnzb, " x ", block_elements, " (one row-major block per row)");
+  }
+  if (values.layout != BSRMM_LAYOUT_ROW_MAJOR || values.ld != block_elements) {
+    invalid_argument("values must be row-major and contiguous (ld = bh * bw = ", block_elements,
+                     "), got ", bsrmm::detail::name(values.layout), " with ld = ", values.ld);
+  }
+
+  bsrmm::detail::check_pointer_on(x.data, x.device, "X.data");
+  bsrmm::detail::check_pointer_on(y.data, y.device, "Y.data");
+  bsrmm::detail::check_pointer_on(values.data, values.device, "values.data");
+  if (bsrmm::matrix::dense_overlaps(values, x)) {
+    invalid_argument("values overlaps X in memory: the output must not alias an input");
+  }
+  if (bsrmm::matrix::dense_overlaps(values, y)) {
+    invalid_argument("values overlaps Y in memory: the output must not alias an input");
+  }
+}
+
+bsrmm::cpu::SddmmArgs cpu_args(const BsrMatrix& pattern, const bsrmm_dense& x,
+                               const bsrmm_dense& y, const bsrmm_dense& values,
+                               const bsrmm_sddmm_options& options) {
+  const bsrmm::matrix::BsrShape& shape = pattern.shape();
+  return bsrmm::cpu::SddmmArgs{
+      bsrmm::cpu::SddmmPattern{shape.block_row_count, shape.block_height, shape.block_width,
+                               shape.nnzb, pattern.row_ptr().data(), pattern.col_idx().data()},
+      x, y, values, options.alpha, options.beta};
+}
+
+void run_cpu(bsrmm_context_s& ctx, const bsrmm::cpu::SddmmArgs& args) {
+  const int32_t threads = bsrmm::api::snapshot(ctx).num_threads;
+  std::lock_guard<std::mutex> lock(ctx.cpu.mutex);
+  bsrmm::cpu::sddmm_blocked(args, ctx.cpu.pool(threads), ctx.cpu.workspace);
+}
+
+#if BSRMM_WITH_CUDA
+void run_cuda(bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense& x,
+              const bsrmm_dense& y, const bsrmm_dense& values, const bsrmm_sddmm_options& options) {
+  const bsrmm::matrix::BsrShape& shape = pattern.shape();
+  const bsrmm::cuda::SddmmArgs args{shape.block_row_count,
+                                    shape.block_height,
+                                    shape.block_width,
+                                    shape.nnzb,
+                                    pattern.device_row_ptr().as<const int32_t>(),
+                                    pattern.device_col_idx().as<const int32_t>(),
+                                    x,
+                                    y,
+                                    values.data,
+                                    pattern.dtype(),
+                                    options.alpha,
+                                    options.beta,
+                                    ctx.device.ordinal,
+                                    bsrmm::api::stream_of(ctx)};
+  bsrmm::cuda::sddmm(args);
+}
+#endif
+
+void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsrmm_dense* x,
+                   const bsrmm_dense* y, bsrmm_dense* values, const bsrmm_sddmm_options* options) {
+  bsrmm_context_s& context = require(ctx, "ctx");
+  const BsrMatrix& pattern = *require(pattern_handle, "pattern").matrix;
+  const bsrmm_dense& dense_x = require(x, "x");
+  const bsrmm_dense& dense_y = require(y, "y");
+  const bsrmm_dense& dense_values = require(values, "values");
+  const bsrmm_sddmm_options opts = read_options(options);
+  if (context.device.type == BSRMM_DEVICE_CUDA && !bsrmm::detail::cuda_compiled()) {
+    bsrmm::detail::fail(BSRMM_STATUS_NO_DEVICE, bsrmm::detail::built_without_cuda());
+  }
+  check_operands(context, pattern, dense_x, dense_y, dense_values);
+  if (pattern.shape().nnzb == 0) return;
+
+  if (context.device.type == BSRMM_DEVICE_CPU) {
+    run_cpu(context, cpu_args(pattern, dense_x, dense_y, dense_values, opts));
+    return;
+  }
+#if BSRMM_WITH_CUDA
+  run_cuda(context, pattern, dense_x, dense_y, dense_values, opts);
+#endif
+}
+
+}  // namespace
+
+extern "C" {
+
+bsrmm_sddmm_options bsrmm_sddmm_options_default(void) {
+  bsrmm_sddmm_options options;
+  std::memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.alpha = 1.0;
+  options.beta = 0.0;
+  return options;
+}
+
+bsrmm_status bsrmm_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern, const bsrmm_dense* x,
+                         const bsrmm_dense* y, bsrmm_dense* values,
+                         const bsrmm_sddmm_options* options) {
+  return guarded(__func__, [&] { checked_sddmm(ctx, pattern, x, y, values, options); });
+}
+
+}  // extern "C"
