@@ -15,6 +15,8 @@
 #include <cuda_runtime.h>
 
 #include "common/half.hpp"
+#include "../../core-cuda/tests/support/exit_on_failure.hpp"
+#include "../../core-cuda/tests/support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,34 +28,7 @@
 
 namespace {
 
-#define CHECK_BSRMM(call)                                                                  \
-  do {                                                                                     \
-    bsrmm_status s = (call);                                                               \
-    if (s != BSRMM_STATUS_SUCCESS) {                                                       \
-      std::fprintf(stderr, "%s: %s: %s\n", #call, bsrmm_status_name(s), bsrmm_last_error()); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define CHECK_CUDA(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t e = (call);                                                                \
-    if (e != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                      \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-// splitmix64: fast, and plenty for test data.
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
-};
+using bsrmm::test::Random;
 
 constexpr int64_t kM = 8192, kK = 8192, kN = 4096;
 
@@ -79,11 +54,11 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
 
-  Random rng{12345};
+  Random rng(12345);
   std::vector<uint16_t> b_host(std::size_t(kK * kN));
   std::vector<float> b_float(b_host.size());
   for (std::size_t i = 0; i < b_host.size(); ++i) {
-    b_host[i] = bsrmm::detail::f32_to_f16_bits(float(rng.uniform()));
+    b_host[i] = bsrmm::detail::f32_to_f16_bits(float(rng.uniform(-1.0, 1.0)));
     b_float[i] = bsrmm::detail::f16_bits_to_f32(b_host[i]);
   }
   void *b_dev = nullptr, *c_dev = nullptr;
@@ -133,7 +108,7 @@ int main(int argc, char** argv) {
       }
       const int64_t nnzb = int64_t(col_idx.size());
       std::vector<uint16_t> values(std::size_t(nnzb * block * block));
-      for (auto& v : values) v = bsrmm::detail::f32_to_f16_bits(float(rng.uniform()));
+      for (auto& v : values) v = bsrmm::detail::f32_to_f16_bits(float(rng.uniform(-1.0, 1.0)));
       bsrmm_bsr_desc desc{kM, kK, block, block, nnzb, row_ptr.data(), col_idx.data(), BSRMM_INDEX_I32,
                           values.data(), BSRMM_DTYPE_F16, bsrmm_device{BSRMM_DEVICE_CPU, 0}};
       bsrmm_matrix_t a = nullptr;

@@ -27,6 +27,7 @@
 #include "cuda/sm90/smem.cuh"
 #include "cuda/sm90/tensor_map.hpp"
 #include "cuda/sm90/tma.cuh"
+#include "../../core-cuda/tests/support/exit_on_failure.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,15 +38,6 @@
 #include <vector>
 
 using namespace bsrmm::cuda::sm90;
-
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t e = (call);                                                                  \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "common/half.hpp"
+#include "../../support/exit_on_failure.hpp"
 #include "../../support/random.hpp"
 
 #include <algorithm>
@@ -23,23 +24,6 @@
 #include <vector>
 
 namespace {
-
-#define CHECK_BSRMM(call)                                                                    \
-  do {                                                                                       \
-    bsrmm_status status_ = (call);                                                           \
-    if (status_ != BSRMM_STATUS_SUCCESS) {                                                   \
-      std::fprintf(stderr, "%s: %s: %s\n", #call, bsrmm_status_name(status_), bsrmm_last_error()); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-#define CHECK_CUDA(call)                                              \
-  do {                                                                \
-    cudaError_t e = (call);                                           \
-    if (e != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                   \
-    }                                                                 \
-  } while (0)
 
 constexpr int64_t kM = 8192, kK = 8192, kN = 4096;
 

@@ -13,14 +13,15 @@
 // work_schedule); the correctness cases and the skewed perf case also run the old round robin.
 // Exit status 1 when any check fails or a variant refuses a case it should take.
 #include "common/error.hpp"
+#include "common/half.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/variant.hpp"
 #include "matrix/group_columns.hpp"
 #include "matrix/row_groups.hpp"
 #include "matrix/work_schedule.hpp"
+#include "../../support/exit_on_failure.hpp"
+#include "../../support/random.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,55 +42,16 @@ using namespace bsrmm::cuda;
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t status_ = (call);                                                          \
-    if (status_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                    \
-                   cudaGetErrorString(status_));                                           \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
+using bsrmm::test::Random;
 
-// ---- deterministic random numbers (splitmix64) ----
-
-struct Random {
-  uint64_t state;
-  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }       // [0, 1)
-  float symmetric() { return float(2.0 * uniform() - 1.0); }          // [-1, 1)
-  int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }
-};
-
-// ---- 16-bit element conversions on the host ----
+// ---- 16-bit element conversions on the host (the core's, src/common/half.hpp) ----
 
 uint16_t to_bits(float x, bsrmm_dtype dtype) {
-  uint16_t bits;
-  if (dtype == BSRMM_DTYPE_F16) {
-    __half h = __float2half_rn(x);
-    std::memcpy(&bits, &h, 2);
-  } else {
-    __nv_bfloat16 h = __float2bfloat16_rn(x);
-    std::memcpy(&bits, &h, 2);
-  }
-  return bits;
+  return dtype == BSRMM_DTYPE_F16 ? bsrmm::detail::f32_to_f16_bits(x) : bsrmm::detail::f32_to_bf16_bits(x);
 }
 
 double from_bits(uint16_t bits, bsrmm_dtype dtype) {
-  if (dtype == BSRMM_DTYPE_F16) {
-    __half h;
-    std::memcpy(&h, &bits, 2);
-    return double(__half2float(h));
-  }
-  __nv_bfloat16 h;
-  std::memcpy(&h, &bits, 2);
-  return double(__bfloat162float(h));
+  return dtype == BSRMM_DTYPE_F16 ? bsrmm::detail::f16_bits_to_f32(bits) : bsrmm::detail::bf16_bits_to_f32(bits);
 }
 
 void fill_random(std::vector<uint16_t>& data, bsrmm_dtype dtype, uint64_t seed) {
@@ -99,7 +61,7 @@ void fill_random(std::vector<uint16_t>& data, bsrmm_dtype dtype, uint64_t seed) 
     threads.emplace_back([&, t] {
       Random random(seed * 131 + t);
       const size_t begin = data.size() * t / parts, end = data.size() * (t + 1) / parts;
-      for (size_t i = begin; i < end; ++i) data[i] = to_bits(random.symmetric(), dtype);
+      for (size_t i = begin; i < end; ++i) data[i] = to_bits(float(random.uniform(-1.0, 1.0)), dtype);
     });
   for (auto& thread : threads) thread.join();
 }
