@@ -1,0 +1,190 @@
+"""The two custom ops, ``torch.ops.bsrmm.bsr_mm`` and ``torch.ops.bsrmm.sampled_mm``, with their
+fake (meta) kernels and autograd formulas, so that torch.compile traces them without a graph
+break and AOTAutograd traces their backward too (it is written in these same ops).
+
+bsr_mm(values, pattern, x, bias, activation, transpose):
+    y = act(x @ op(W)^T + bias), W the pattern's matrix holding ``values``, op(W) = W or W^T;
+    x: (N, op(W).cols), y: (N, op(W).rows) — nn.Linear's layout (tokens are rows).
+sampled_mm(a, b, pattern):
+    values = (a @ b) at the pattern's stored blocks, (nnzb, bh, bw); a: (M, T), b: (T, K).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import torch
+
+import bsrmm
+
+from . import _patterns
+
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+
+# Every call hands bsrmm the step's values through BsrMatrix.with_values, which allocates and
+# copies: a CUDA graph cannot record that, so torch.compile(mode="reduce-overhead") must leave
+# these ops out of its graphs (see _refuse_capture).
+_TAGS = (torch.Tag.cudagraph_unsafe,)
+
+
+def _refuse_capture(tensor: torch.Tensor, op: str) -> None:
+    if tensor.is_cuda and torch.cuda.is_current_stream_capturing():
+        raise RuntimeError(
+            f"bsrmm::{op} cannot run while a CUDA graph is being captured: each call gives the "
+            "bsrmm matrix this step's values with BsrMatrix.with_values, which allocates device "
+            "memory and copies, and a capture cannot record an allocation. Run it outside CUDA "
+            "graphs (torch.compile's default mode; mode=\"reduce-overhead\" leaves these ops, "
+            "tagged cudagraph_unsafe, out of its graphs by itself)"
+        )
+
+
+def _check_dtypes(reference: torch.Tensor, **tensors: Optional[torch.Tensor]) -> None:
+    for name, tensor in tensors.items():
+        if tensor is not None and tensor.dtype != reference.dtype:
+            raise TypeError(
+                f"{name} has dtype {tensor.dtype} but the values have {reference.dtype}: bsrmm "
+                "computes in the values' dtype, convert one of them"
+            )
+
+
+def _op_shape(pattern: _patterns.Pattern, transpose: bool) -> Tuple[int, int]:
+    rows, cols = pattern.shape
+    return (cols, rows) if transpose else (rows, cols)
+
+
+def _check_bsr_mm(
+    values: torch.Tensor, pattern: _patterns.Pattern, x: torch.Tensor,
+    bias: Optional[torch.Tensor], activation: str, transpose: bool,
+) -> Tuple[int, int]:
+    expected = (pattern.nnzb, *pattern.blocksize)
+    if tuple(values.shape) != expected:
+        raise ValueError(f"values must have shape {expected} (nnzb, bh, bw); got {tuple(values.shape)}")
+    rows, cols = _op_shape(pattern, transpose)
+    if x.dim() != 2 or x.shape[1] != cols:
+        raise ValueError(f"x must be 2-D with {cols} columns (tokens x features); got {tuple(x.shape)}")
+    if bias is not None and tuple(bias.shape) != (rows,):
+        raise ValueError(f"bias must have shape ({rows},); got {tuple(bias.shape)}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}; got {activation!r}")
+    _check_dtypes(values, x=x, bias=bias)
+    return rows, cols
+
+
+@torch.library.custom_op("bsrmm::bsr_mm", mutates_args=(), tags=_TAGS)
+def bsr_mm(
+    values: torch.Tensor, pattern: int, x: torch.Tensor, bias: Optional[torch.Tensor],
+    activation: str, transpose: bool,
+) -> torch.Tensor:
+    """``act(x @ op(W)^T + bias)`` with W the pattern ``pattern`` holding ``values``."""
+    entry = _patterns.lookup(pattern)
+    rows, _ = _check_bsr_mm(values, entry, x, bias, activation, transpose)
+    _refuse_capture(values, "bsr_mm")
+    prepared = entry.matrices(values.device, values.dtype)
+    if transpose:
+        # W^T as a matrix of its own (prepared once): its values are W's blocks, reordered and
+        # each transposed, so the multiply runs W^T's own schedule and nothing is built per step.
+        blocks = values.index_select(0, prepared.transposed_source).transpose(1, 2)
+        matrix = prepared.transposed.with_values(blocks.contiguous())
+    else:
+        matrix = prepared.matrix.with_values(values.contiguous())
+    y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
+    # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no copies.
+    bsrmm.matmul(matrix, x.T, out=y.T, bias=bias,
+                 activation=None if activation == "none" else activation)
+    return y
+
+
+@bsr_mm.register_fake
+def _bsr_mm_fake(values, pattern, x, bias, activation, transpose):
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, transpose)
+    return x.new_empty((x.shape[0], rows))
+
+
+def _check_sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: _patterns.Pattern) -> None:
+    rows, cols = pattern.shape
+    if a.dim() != 2 or a.shape[0] != rows:
+        raise ValueError(f"a must be 2-D with {rows} rows (the pattern's); got {tuple(a.shape)}")
+    if b.dim() != 2 or b.shape[1] != cols or b.shape[0] != a.shape[1]:
+        raise ValueError(
+            f"b must be ({a.shape[1]}, {cols}) (a's columns x the pattern's); got {tuple(b.shape)}"
+        )
+    _check_dtypes(a, b=b)
+
+
+@torch.library.custom_op("bsrmm::sampled_mm", mutates_args=(), tags=_TAGS)
+def sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: int) -> torch.Tensor:
+    """``(a @ b)`` at the stored blocks of pattern ``pattern``: (nnzb, bh, bw), in its order."""
+    entry = _patterns.lookup(pattern)
+    _check_sampled_mm(a, b, entry)
+    _refuse_capture(a, "sampled_mm")
+    out = torch.empty((entry.nnzb, *entry.blocksize), dtype=a.dtype, device=a.device)
+    bsrmm.sddmm(entry.matrices(a.device, a.dtype).matrix, a, b, out=out)
+    return out
+
+
+@sampled_mm.register_fake
+def _sampled_mm_fake(a, b, pattern):
+    entry = _patterns.lookup(pattern)
+    _check_sampled_mm(a, b, entry)
+    return a.new_empty((entry.nnzb, *entry.blocksize))
+
+
+def _activation_grad(
+    grad: torch.Tensor, y: torch.Tensor, pre_activation: Any, activation: str
+) -> torch.Tensor:
+    """dL/dz from dL/dy for y = act(z). relu reads y (z > 0 exactly where y > 0); gelu and
+    silu need z, recomputed by ``pre_activation()`` (the forward kept only y)."""
+    if activation == "none":
+        return grad
+    if activation == "relu":
+        return torch.ops.aten.threshold_backward(grad, y, 0)
+    z = pre_activation()
+    if activation == "gelu":
+        return torch.ops.aten.gelu_backward(grad, z, approximate="tanh")
+    # silu'(z) = s (1 + z (1 - s)), s = sigmoid(z); written out because aten.silu_backward has no
+    # derivative of its own, and a second-order gradient must go through this.
+    s = torch.sigmoid(z)
+    return grad * s * (1 + z * (1 - s))
+
+
+def _bsr_mm_setup(ctx, inputs, output):
+    values, pattern, x, bias, activation, transpose = inputs
+    ctx.pattern, ctx.activation, ctx.transpose = pattern, activation, transpose
+    ctx.save_for_backward(values, x, bias, output)
+
+
+def _bsr_mm_backward(ctx, grad):
+    values, x, bias, y = ctx.saved_tensors
+    pattern, transpose = ctx.pattern, ctx.transpose
+    dz = _activation_grad(
+        grad, y, lambda: bsr_mm(values, pattern, x, bias, "none", transpose), ctx.activation
+    )
+    d_values = d_x = d_bias = None
+    if ctx.needs_input_grad[0]:
+        # W's gradient at its stored blocks: (dz^T x) for y = x W^T, (x^T dz) for y = x W.
+        d_values = sampled_mm(x.T, dz, pattern) if transpose else sampled_mm(dz.T, x, pattern)
+    if ctx.needs_input_grad[2]:
+        d_x = bsr_mm(values, pattern, dz, None, "none", not transpose)
+    if bias is not None and ctx.needs_input_grad[3]:
+        d_bias = dz.sum(0)
+    return d_values, None, d_x, d_bias, None, None
+
+
+bsr_mm.register_autograd(_bsr_mm_backward, setup_context=_bsr_mm_setup)
+
+
+def _sampled_mm_setup(ctx, inputs, output):
+    a, b, pattern = inputs
+    ctx.pattern = pattern
+    ctx.save_for_backward(a, b)
+
+
+def _sampled_mm_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    # values = P o (a b): da = S b^T, db = a^T S, with S the pattern holding grad.
+    d_a = bsr_mm(grad, ctx.pattern, b, None, "none", False).T if ctx.needs_input_grad[0] else None
+    d_b = bsr_mm(grad, ctx.pattern, a.T, None, "none", True) if ctx.needs_input_grad[1] else None
+    return d_a, d_b, None
+
+
+sampled_mm.register_autograd(_sampled_mm_backward, setup_context=_sampled_mm_setup)

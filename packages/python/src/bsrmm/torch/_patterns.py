@@ -1,0 +1,130 @@
+"""The block patterns the custom ops multiply with. A custom op takes tensors and plain scalars
+only, so a pattern reaches it as an int key into this registry. An entry holds the pattern's
+host arrays and, per (device, dtype) it was prepared for, a bsrmm matrix of the pattern and one
+of its transpose. Building those validates and uploads the pattern, so it happens in
+:meth:`Pattern.prepare` (BsrLinear calls it when it is built or moved), not inside a step: a step
+only hands a prepared matrix the step's values (``BsrMatrix.with_values``)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Dict, NamedTuple, Tuple
+
+import torch
+
+from bsrmm import BsrMatrix
+
+_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def device_name(device: torch.device) -> str:
+    """bsrmm's name of a torch device ("cpu", "cuda:N")."""
+    if device.type == "cuda":
+        index = torch.cuda.current_device() if device.index is None else device.index
+        return f"cuda:{index}"
+    if device.type != "cpu":
+        raise ValueError(f"bsrmm runs on the CPU and on CUDA devices; got a tensor on {device}")
+    return "cpu"
+
+
+class Prepared(NamedTuple):
+    """A pattern on one device in one dtype: the matrix W and W^T (its blocks in W^T's BSR
+    order), and where W^T's blocks come from in W's values (on that device)."""
+
+    matrix: BsrMatrix
+    transposed: BsrMatrix
+    transposed_source: torch.Tensor
+
+
+class Pattern:
+    """Which blocks of a (rows x cols) matrix of (bh x bw) blocks are stored, in BSR order
+    (``indptr``, ``indices`` as scipy and ``to_sparse_bsr`` keep them: row-major block order)."""
+
+    def __init__(
+        self, indptr: torch.Tensor, indices: torch.Tensor, shape: Tuple[int, int],
+        blocksize: Tuple[int, int],
+    ) -> None:
+        self.indptr = indptr.detach().to("cpu", torch.int64).contiguous()
+        self.indices = indices.detach().to("cpu", torch.int64).contiguous()
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.blocksize = (int(blocksize[0]), int(blocksize[1]))
+        self.nnzb = int(self.indices.numel())
+        self._prepared: Dict[Tuple[str, torch.dtype], Prepared] = {}
+        self._lock = threading.Lock()
+        self._transposed_arrays = self._transpose_structure()
+        # Validates the pattern now (sorted, in range), in float32 on the host.
+        self.prepare(torch.device("cpu"), torch.float32)
+
+    def _transpose_structure(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """W^T's indptr and indices, and for each of its blocks the index of W's block it is
+        (W's block (r, c) is W^T's block (c, r)): W^T's blocks in row-major order are W's
+        sorted by (column, row)."""
+        block_rows = self.indptr.numel() - 1
+        rows = torch.repeat_interleave(torch.arange(block_rows), self.indptr.diff())
+        block_cols = self.shape[1] // self.blocksize[1]
+        source = torch.argsort(self.indices * max(block_rows, 1) + rows, stable=True)
+        counts = torch.bincount(self.indices, minlength=block_cols)
+        indptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(counts, 0)])
+        return indptr, rows[source], source
+
+    def prepare(self, device: torch.device, dtype: torch.dtype) -> Prepared:
+        """The pattern as bsrmm matrices on ``device`` in ``dtype``, built on first use (their
+        values are zeros: every multiply brings its own)."""
+        if dtype not in _DTYPES:
+            raise TypeError(f"bsrmm multiplies float32, float64, float16 and bfloat16; got {dtype}")
+        key = (device_name(device), dtype)
+        with self._lock:
+            prepared = self._prepared.get(key)
+            if prepared is None:
+                zeros = torch.zeros((self.nnzb, *self.blocksize), dtype=dtype)
+                indptr_t, indices_t, source = self._transposed_arrays
+                prepared = Prepared(
+                    BsrMatrix.from_arrays(self.indptr, self.indices, zeros, self.shape, device=key[0]),
+                    BsrMatrix.from_arrays(
+                        indptr_t, indices_t, zeros.transpose(1, 2), self.shape[::-1], device=key[0]
+                    ),
+                    source.to(device),
+                )
+                self._prepared[key] = prepared
+        return prepared
+
+    def matrices(self, device: torch.device, dtype: torch.dtype) -> Prepared:
+        """The matrices for a step on ``device`` in ``dtype``: the prepared ones (built here only
+        for a caller that never prepared them, e.g. a bare op call in eager mode)."""
+        prepared = self._prepared.get((device_name(device), dtype))
+        return prepared if prepared is not None else self.prepare(device, dtype)
+
+
+_registry: Dict[int, Pattern] = {}
+_keys = itertools.count(1)
+_registry_lock = threading.Lock()
+
+
+def register(pattern: Pattern) -> int:
+    """A new key for ``pattern``; :func:`release` it when its owner goes away."""
+    with _registry_lock:
+        key = next(_keys)
+        _registry[key] = pattern
+    return key
+
+
+def replace(key: int, pattern: Pattern) -> None:
+    """Points ``key`` at another pattern of the same shape and block count (a loaded state)."""
+    with _registry_lock:
+        _registry[key] = pattern
+
+
+def release(key: int) -> None:
+    with _registry_lock:
+        _registry.pop(key, None)
+
+
+def lookup(key: int) -> Pattern:
+    pattern = _registry.get(key)
+    if pattern is None:
+        raise KeyError(
+            f"pattern={key} names no live bsrmm pattern (its BsrLinear was deleted, or the key "
+            "was not made by bsrmm.torch.register_pattern)"
+        )
+    return pattern
