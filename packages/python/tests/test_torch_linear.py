@@ -182,3 +182,31 @@ def test_cuda_layer_matches_the_cpu_layer_and_moves_back():
     assert on_gpu.indptr.is_cuda and on_gpu.values.is_cuda
     torch.testing.assert_close(on_gpu(x.cuda()).cpu(), expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(on_gpu.to("cpu")(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def _torch_example(readme):
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / readme
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (an installed copy of the tests)")
+    examples = [code for code in re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+                if "bsrmm.torch" in code]
+    assert len(examples) == 1, f"{path} should show one bsrmm.torch example"
+    return path, examples[0]
+
+
+@needs_sddmm
+@pytest.mark.parametrize("readme", ["README.md", "../../README.md"])
+def test_readme_bsrlinear_example_runs_as_written(readme):
+    path, code = _torch_example(readme)
+    scope: dict = {}
+    exec(compile(code, str(path), "exec"), scope)
+    layer, x = scope["layer"], scope["x"]
+    assert isinstance(layer, BsrLinear) and layer.nnzb == 256
+    assert layer.values.grad is not None and x.grad is not None
+    assert isinstance(scope["mlp"][0], BsrLinear) and isinstance(scope["mlp"][2], BsrLinear)
+    probe = torch.randn(4, 512)
+    with torch.no_grad():
+        torch.testing.assert_close(scope["step"](probe), scope["mlp"](probe), rtol=1e-5, atol=1e-5)
