@@ -27,6 +27,7 @@ void bind_context(py::module_& m);  // context.cpp: bsrmm::Context
 void bind_dense(py::module_& m);    // dense.cpp: the bsrmm_dense descriptor
 void bind_matrix(py::module_& m);   // matrix.cpp: bsrmm::Matrix
 void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul, bsrmm_tune
+void bind_sddmm(py::module_& m);    // sddmm.cpp: bsrmm_sddmm
 void bind_direct_matmul(py::module_& m);  // direct_matmul.cpp: the common call's arrays read here
 void bind_tuner(py::module_& m);    // tuner.cpp: the tuner's persistent cache
 void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules

@@ -13,6 +13,7 @@ PYBIND11_MODULE(_core, m) {
   bsrmm_python::bind_dense(m);
   bsrmm_python::bind_matrix(m);
   bsrmm_python::bind_matmul(m);
+  bsrmm_python::bind_sddmm(m);
   bsrmm_python::bind_direct_matmul(m);
   bsrmm_python::bind_tuner(m);
   bsrmm_python::bind_dlpack(m);

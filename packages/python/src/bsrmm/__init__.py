@@ -29,6 +29,7 @@ from ._errors import (
 )
 from ._matmul import matmul, tune
 from ._matrix import BsrMatrix, TransposedBsrMatrix
+from ._sddmm import sddmm
 from ._tuner import tuner_cache_clear, tuner_cache_entries, tuner_cache_path, tuner_cache_warning
 from . import _threadpool
 
@@ -66,6 +67,7 @@ __all__ = [
     "cuda_unavailable_reason",
     "default_context",
     "matmul",
+    "sddmm",
     "tune",
     "tuner_cache_clear",
     "tuner_cache_entries",

@@ -152,6 +152,16 @@ def tune(
     activation: int,
 ) -> str: ...
 
+def sddmm(
+    ctx: Context,
+    pattern: Matrix,
+    x: Dense,
+    y: Dense,
+    values: Dense,
+    alpha: float,
+    beta: float,
+) -> None: ...
+
 def register_torch_types(
     tensor: object, strided: object, float16: object, bfloat16: object, float32: object, float64: object
 ) -> None: ...
