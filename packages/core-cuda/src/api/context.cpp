@@ -85,7 +85,7 @@ bsrmm_status bsrmm_context_get_num_threads(bsrmm_context_t ctx, int32_t* out) {
     bsrmm_context_s& context = require(ctx, "ctx");
     int32_t& result = require(out, "out");
     std::lock_guard<std::mutex> lock(context.settings_mutex);
-    result = context.num_threads != 0 ? context.num_threads : context.default_threads;
+    result = context.num_threads != 0 ? context.num_threads : context.cpu.default_threads;
   });
 }
 

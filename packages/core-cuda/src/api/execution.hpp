@@ -2,10 +2,13 @@
 // forced, heuristic or tuned choice; the tuner times the candidates through tuner::Trials, each
 // run writing a scratch copy of C (refreshed from the caller's C before every run when beta
 // reads it), so tuning never changes the caller's C: only the final run() writes it.
+//
+// The backend (src/backend/backend.hpp) is picked once, by the context's device; the operands
+// become one MatmulArgs once; every method below calls through the backend.
 #pragma once
 
+#include "../backend/backend.hpp"
 #include "../device/buffer.hpp"
-#include "../cpu/cpu_backend.hpp"
 #include "../matrix/bsr_matrix.hpp"
 #include "../tune/tuner.hpp"
 #include "handles.hpp"
@@ -13,15 +16,15 @@
 #include <bsrmm/bsrmm.h>
 
 #include <cstddef>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#if BSRMM_WITH_CUDA
-#include "../cuda/cuda_backend.hpp"
-#endif
-
 namespace bsrmm::api {
+
+// The backend of `ctx`'s device for one call: the CPU backend over the context's workers, or
+// the CUDA backend of its ordinal (NO_DEVICE in a build without CUDA).
+std::unique_ptr<backend::Backend> backend_for(bsrmm_context_s& ctx, const ContextSettings& settings);
 
 class Execution final : public tuner::Trials {
  public:
@@ -29,7 +32,7 @@ class Execution final : public tuner::Trials {
   // operands are already checked against each other and C is not empty.
   Execution(bsrmm_context_s& ctx, const ContextSettings& settings, const matrix::BsrMatrix& op_a,
             const bsrmm_dense& b, const bsrmm_dense& c, const bsrmm_matmul_options& options);
-  // cuda_args_ points into this object (the dense copy).
+  // args_ points into this object (the dense copy).
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -48,13 +51,19 @@ class Execution final : public tuner::Trials {
   std::string device() const override;
 
  private:
-  bool on_cpu() const { return ctx_.device.type == BSRMM_DEVICE_CPU; }
-  std::string run_into(const tuner::Choice& choice, const bsrmm_dense& c);
-  std::string run_cpu(const tuner::Choice& choice, const bsrmm_dense& c);
+  // The plan's dense copy of op(A), for the dense variants: built only if one asks.
+  class PlanDenseCopy final : public backend::DenseCopy {
+   public:
+    explicit PlanDenseCopy(const matrix::BsrMatrix& a) : a_(a) {}
+    const void* get(void* stream) override;
+
+   private:
+    const matrix::BsrMatrix& a_;
+  };
+
+  // The arguments with C at `c` (the caller's, or the scratch copy while measuring).
+  backend::MatmulArgs args_into(const bsrmm_dense& c) const;
   const bsrmm_dense& scratch_c();
-  // cpu_dense_blas's placement for this product (computed once).
-  const cpu::DenseDecision& dense_decision();
-  std::string arch() const;
 
   bsrmm_context_s& ctx_;
   const ContextSettings settings_;
@@ -63,21 +72,9 @@ class Execution final : public tuner::Trials {
   const bsrmm_dense c_;
   const bsrmm_matmul_options options_;
 
-  cpu::MatmulArgs cpu_args_{};
-  std::optional<cpu::DenseDecision> dense_decision_;
-#if BSRMM_WITH_CUDA
-  // The plan's dense copy of op(A), for the dense fallback: built only if a variant asks.
-  class PlanDenseCopy final : public cuda::DenseCopy {
-   public:
-    explicit PlanDenseCopy(const matrix::BsrMatrix& a) : a_(a) {}
-    const void* get(void* stream) override;
-
-   private:
-    const matrix::BsrMatrix& a_;
-  };
   PlanDenseCopy dense_copy_{op_a_};
-  cuda::MatmulArgs cuda_args_{};
-#endif
+  const std::unique_ptr<backend::Backend> backend_;
+  backend::MatmulArgs args_;
   bool have_candidates_ = false;
   std::vector<tuner::Choice> candidates_;
   detail::Buffer scratch_;

@@ -7,13 +7,11 @@
 // at a time (they share its worker pool and workspace); CUDA multiplies are only enqueued.
 #pragma once
 
-#include "../device/buffer.hpp"
-#include "../common/thread_pool.hpp"
+#include "../cpu/workers.hpp"
 #include "../matrix/bsr_matrix.hpp"
 
 #include <bsrmm/bsrmm.h>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,24 +20,17 @@ struct bsrmm_context_s {
   explicit bsrmm_context_s(bsrmm_device d) : device(d) {}
 
   const bsrmm_device device;
-  // The worker count that num_threads = 0 stands for (thread_pool.hpp: default_threads()),
-  // read once, as OpenMP reads OMP_NUM_THREADS once: a multiply reads no environment.
-  const int32_t default_threads = bsrmm::detail::default_threads();
 
   std::mutex settings_mutex;  // guards the settings and last_variant
   void* stream = nullptr;
-  int32_t num_threads = 0;  // 0: default_threads
+  int32_t num_threads = 0;  // 0: cpu.default_threads
   bsrmm_f32_mode f32_mode = BSRMM_F32_EXACT;
   bsrmm_tuning_mode tuning_mode = BSRMM_TUNING_AUTO;
   std::string forced_variant;
   std::string last_variant;
 
-  std::mutex cpu_mutex;  // one CPU multiply at a time: guards pools and workspace
-  // Worker pools by size, each created on first use: tuned CPU choices may differ in thread
-  // count from one problem to the next, and restarting threads on every switch would cost more
-  // than a small multiply.
-  std::map<int, std::unique_ptr<bsrmm::detail::ThreadPool>> pools;
-  bsrmm::detail::Buffer workspace;
+  // Worker pools and workspace of the CPU multiplies, one at a time (cpu/workers.hpp).
+  bsrmm::detail::CpuWorkers cpu;
 };
 
 struct bsrmm_matrix_s {

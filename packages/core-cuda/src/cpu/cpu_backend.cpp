@@ -1,7 +1,120 @@
 #include "cpu_backend.hpp"
 
+#include "../common/error.hpp"
+#include "../tune/cpu_identity.hpp"
+#include "blas_library.hpp"
+
+#include <chrono>
+#include <mutex>
+
 namespace bsrmm::cpu {
 
+namespace {
+
+// The thread counts worth measuring when the context leaves the choice to bsrmm: its default
+// count first (the heuristic: every CPU unless the environment limits it), then powers of two
+// below it, descending (small problems lose more to waking workers than they gain; a loaded
+// machine favours fewer). The tuner stops descending where fewer threads are clearly slower, so
+// a large problem on a many-core machine times two or three counts, not every one down to a
+// single thread.
+std::vector<int32_t> thread_candidates(int32_t setting, int32_t default_threads) {
+  if (setting > 0) return {setting};
+  const int32_t all = default_threads;
+  std::vector<int32_t> counts{all};
+  int32_t power = 1;
+  while (power * 2 < all) power *= 2;
+  for (int32_t t = power; t >= 1 && t < all; t /= 2) counts.push_back(t);
+  return counts;
+}
+
+// The reference variant is the correctness oracle, not a contender: it runs 5-60x slower than
+// the blocked one on every problem measured, tiny ones included (docs/perf-log.md, "CPU tuning
+// cost"). It is timed only where that costs next to nothing (about half a millisecond a run on
+// one core), so the tuner still sees it where the blocked variant's fixed costs dominate; above
+// this many multiply-adds its warm-up and probe would cost more than tuning everything else.
+constexpr int64_t reference_tuning_limit = int64_t{1} << 18;
+
+// op(A)'s dense copy for cpu_dense_blas: the plan's (built on first request).
+const void* dense_values(const MatmulArgs& args) {
+  if (args.a_dense == nullptr)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, dense_variant, " cannot run: no dense copy of A is offered");
+  return args.a_dense->get(nullptr);
+}
+
+}  // namespace
+
 std::vector<std::string> variant_names() { return {reference_variant, blocked_variant, dense_variant}; }
+
+std::string CpuBackend::device_name() const { return tuner::cpu_identity(); }
+
+const DenseDecision& CpuBackend::dense_decision(const MatmulArgs& args) {
+  if (!dense_decision_) {
+    std::string missing;
+    const blas::Library* blas = blas::library(&missing);
+    dense_decision_ = cpu::dense_decision(args, blas, missing);
+  }
+  return *dense_decision_;
+}
+
+std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate& run) {
+  std::string variant = run.variant;
+  const void* dense_a = nullptr;
+  if (variant.empty()) {
+    // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else blocked
+    // (also when the dense copy finds no memory).
+    variant = blocked_variant;
+    if (dense_decision(args).placement == DensePlacement::first) {
+      try {
+        dense_a = dense_values(args);
+        variant = dense_variant;
+      } catch (const detail::Error& error) {
+        if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY) throw;
+      }
+    }
+  }
+  const bool blocked = variant == blocked_variant;
+  const bool dense = variant == dense_variant;
+  if (!blocked && !dense && variant != reference_variant)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant,
+                 "' is not a CPU variant (bsrmm_variant_name lists them)");
+  const blas::Library* blas = nullptr;
+  if (dense) {
+    const DenseDecision& decision = dense_decision(args);
+    if (!decision.refusal.empty())
+      detail::fail(BSRMM_STATUS_UNSUPPORTED, dense_variant, " cannot run: ", decision.refusal);
+    blas = blas::library(nullptr);
+    if (dense_a == nullptr) dense_a = dense_values(args);
+  }
+  std::lock_guard<std::mutex> lock(workers_.mutex);
+  detail::ThreadPool& pool = workers_.pool(run.threads > 0 ? run.threads : threads_);
+  if (dense) {
+    matmul_dense(args, dense_a, *blas, pool, workers_.workspace);
+  } else if (blocked) {
+    matmul_blocked(args, pool, workers_.workspace);
+  } else {
+    matmul_reference(args, pool);
+  }
+  return variant;
+}
+
+std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& args) {
+  // Multiply-adds (value_count x N) within the limit; C is not empty, so N > 0.
+  const int64_t value_count = args.a.nnzb * args.a.block_height * args.a.block_width;
+  const bool small = value_count <= reference_tuning_limit / args.c.cols;
+  std::vector<const char*> variants{blocked_variant};
+  if (small) variants.push_back(reference_variant);
+  std::vector<backend::Candidate> candidates;
+  for (const char* variant : variants)
+    for (int32_t threads : thread_candidates(threads_, workers_.default_threads))
+      candidates.push_back(backend::Candidate{variant, threads});
+  return candidates;
+}
+
+double CpuBackend::time_matmul(const MatmulArgs& args, const backend::Candidate& run) {
+  const auto start = std::chrono::steady_clock::now();
+  matmul(args, run);
+  const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count();
+}
 
 }  // namespace bsrmm::cpu

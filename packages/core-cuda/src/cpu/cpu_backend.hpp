@@ -11,12 +11,15 @@
 //                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
 
-#include "../device/buffer.hpp"
+#include "../backend/backend.hpp"
 #include "../common/thread_pool.hpp"
+#include "../device/buffer.hpp"
+#include "workers.hpp"
 
 #include <bsrmm/bsrmm.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,34 +30,9 @@ class Library;
 }
 struct KernelSet;
 
-struct BsrView {
-  int64_t block_row_count;
-  int64_t block_col_count;
-  int32_t block_height;
-  int32_t block_width;
-  int64_t nnzb;
-  const int32_t* row_ptr;      // block_row_count + 1
-  const int32_t* col_idx;      // nnzb
-  const void* values;          // nnzb blocks, row-major, in dtype
-  const float* values_f32;     // the same values as f32 (f32/f16/bf16; blocked variant only)
-  const int64_t* work_prefix;  // block_row_count + 1 cumulative work (plan), for balancing
-  bsrmm_dtype dtype;
-  // Blocked variant only (plan): the block columns in use, ascending, and each block's index
-  // into them.
-  const int32_t* used_columns = nullptr;
-  int64_t used_column_count = 0;
-  const int32_t* packed_col_idx = nullptr;  // nnzb
-};
-
-struct MatmulArgs {
-  BsrView a;
-  bsrmm_dense b;  // a.block_col_count * block_width rows
-  bsrmm_dense c;  // a.block_row_count * block_height rows, b.cols columns
-  double alpha;
-  double beta;       // 0: C is only written
-  const void* bias;  // C.rows entries in C's dtype, or null
-  bsrmm_activation activation;
-};
+// The shared operand views (src/backend/operands.hpp), by the names the CPU kernels use.
+using BsrView = backend::BsrView;
+using MatmulArgs = backend::MatmulArgs;
 
 constexpr const char* reference_variant = "cpu_reference_f64acc";
 constexpr const char* blocked_variant = "cpu_blocked_simd";
@@ -84,5 +62,30 @@ bsrmm_dtype dense_copy_dtype(bsrmm_dtype dtype);
 // `dense_a` is op(A) as a row-major C.rows x B.rows array of dense_copy_dtype (the plan's).
 void matmul_dense(const MatmulArgs& args, const void* dense_a, const blas::Library& blas,
                   detail::ThreadPool& pool, detail::Buffer& workspace);
+
+// The Backend (src/backend/backend.hpp) over these variants, for one call's context: the
+// heuristic (cpu_dense_blas where A is dense enough and a BLAS is there, else cpu_blocked_simd),
+// the tuner's candidates (variants x thread counts) and their wall-clock timing.
+class CpuBackend final : public backend::Backend {
+ public:
+  // `threads`: the context's setting (0: workers.default_threads and, when tuning, fewer).
+  CpuBackend(detail::CpuWorkers& workers, int32_t threads) : workers_(workers), threads_(threads) {}
+
+  std::string arch() const override { return "cpu"; }
+  std::string device_name() const override;
+  backend::Clock clock() const override { return backend::Clock::host; }
+
+  std::string matmul(const MatmulArgs& args, const backend::Candidate& run) override;
+  std::vector<backend::Candidate> matmul_candidates(const MatmulArgs& args) override;
+  double time_matmul(const MatmulArgs& args, const backend::Candidate& run) override;
+
+ private:
+  // cpu_dense_blas's placement for the call's product (computed once: a backend serves one call).
+  const DenseDecision& dense_decision(const MatmulArgs& args);
+
+  detail::CpuWorkers& workers_;
+  const int32_t threads_;
+  std::optional<DenseDecision> dense_decision_;
+};
 
 }  // namespace bsrmm::cpu

@@ -1,13 +1,17 @@
 // The boundary between the core (compiled by the host compiler) and the CUDA backend (compiled
-// by nvcc). Plain C++: no CUDA header leaks into the core. Only built when the CUDA language is
-// enabled (BSRMM_WITH_CUDA=1); every function throws bsrmm::detail::Error on failure, with
+// by nvcc): the runtime calls the core makes directly, and the kernels behind the Backend
+// interface (make_backend). Plain C++: no CUDA header leaks into the core. Only built when the
+// CUDA language is enabled (BSRMM_WITH_CUDA=1); every function throws bsrmm::detail::Error on failure, with
 // CUDA's own error string in the message (BSRMM_STATUS_CUDA_ERROR, OUT_OF_MEMORY, NO_DEVICE).
 #pragma once
+
+#include "../backend/backend.hpp"
 
 #include <bsrmm/bsrmm.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,92 +52,19 @@ void set_capture_reason(const char* what);
 
 // ---- kernels ----
 
-// A BSR operand as the kernels see it: device pointers, int32 indices, blocks row-major.
-// op(A) is already applied: a transposed multiply gets the plan's transposed copy.
-struct BsrView {
-  int64_t block_row_count;
-  int64_t block_col_count;
-  int32_t block_height;
-  int32_t block_width;
-  int64_t nnzb;
-  const int32_t* row_ptr;    // block_row_count + 1
-  const int32_t* col_idx;    // nnzb
-  const void* values;        // nnzb * block_height * block_width, dtype
-  const int32_t* row_order;  // block rows by block count, longest first (plan); may be null
-  bsrmm_dtype dtype;
-  int64_t max_row_blocks;  // the most blocks in one block row; 0: not known
-};
+// The shared operand views and plan interfaces (src/backend/operands.hpp), by the names the
+// kernel families use.
+using BsrView = backend::BsrView;
+using DenseView = backend::DenseView;
+using DenseCopy = backend::DenseCopy;
+using WorkRequest = backend::WorkRequest;
+using WorkList = backend::WorkList;
+using WorkListSource = backend::WorkListSource;
+using MatmulArgs = backend::MatmulArgs;
 
-struct DenseView {
-  void* data;
-  int64_t rows;
-  int64_t cols;
-  int64_t ld;
-  bsrmm_layout layout;
-  bsrmm_dtype dtype;
-};
-
-// op(A) as one dense row-major array (a.block_row_count * block_height rows, ld = its
-// a.block_col_count * block_width columns, A's dtype, zeros outside the blocks), for the dense
-// fallback variants. The matrix's plan owns it: built on the first get() (which waits for
-// `stream`), freed with the matrix. Like the matrix, it never changes once built.
-class DenseCopy {
- public:
-  virtual const void* get(void* stream) = 0;
-
- protected:
-  ~DenseCopy() = default;
-};
-
-// A balanced static schedule for a persistent kernel (the plan builds one per matrix and shape
-// of request, src/matrix/work_schedule.hpp). Items are (N tile, slot), a slot being a block row
-// (rows_per_slot 1) or a group of rows_per_slot block rows (src/matrix/row_groups.hpp: rows with
-// similar columns, not necessarily consecutive); an item costs cost_per_block x the distinct
-// block columns of its rows + cost_per_item (its epilogue). n_tiles == 0 asks for no schedule
-// (the kernel goes round robin), only the row groups below.
-struct WorkRequest {
-  int32_t rows_per_slot;
-  int32_t n_tiles;
-  int32_t ctas;
-  int32_t cost_per_block;
-  int32_t cost_per_item;
-};
-// Device arrays: CTA c runs items[begin[c]] .. items[begin[c + 1] - 1] in order, each item
-// n_tile * slot_count + slot. With rows_per_slot > 1 also the slots' rows and merged block
-// columns (src/matrix/group_columns.hpp): slot s holds block rows group_rows[s * rows_per_slot + i]
-// (i < rows_per_slot, while the index is below the block row count) and has the (column, rows)
-// pairs columns[2e], columns[2e + 1] for e in column_begin[s] .. column_begin[s + 1] - 1,
-// ascending, bit i of rows for its row i; columns is 8-byte aligned.
-struct WorkList {
-  const int32_t* items;
-  const int32_t* begin;
-  const int32_t* column_begin;
-  const uint32_t* columns;
-  const int32_t* group_rows;
-};
-class WorkListSource {
- public:
-  // Built and uploaded on the first request of each shape (ordered on `stream`), then cached.
-  virtual WorkList get(const WorkRequest& request, void* stream) = 0;
-
- protected:
-  ~WorkListSource() = default;
-};
-
-struct MatmulArgs {
-  BsrView a;
-  DenseCopy* a_dense;  // null: no dense copy for this call (the dense fallback declines)
-  DenseView b;  // a.block_col_count * block_width rows
-  DenseView c;  // a.block_row_count * block_height rows, b.cols cols
-  double alpha;           // double, as the C ABI passes them: the f64 kernel needs every bit
-  double beta;            // 0: C is only written
-  const void* bias;       // per row of C, C's dtype, or null
-  bsrmm_activation activation;
-  bsrmm_f32_mode f32_mode;
-  int device;
-  void* stream;
-  WorkListSource* work_lists;  // the matrix's balanced schedules; null: kernels go round robin
-};
+// The Backend (src/backend/backend.hpp) over the functions below, for device `ordinal`
+// (cuda_backend.cpp).
+std::unique_ptr<backend::Backend> make_backend(int ordinal);
 
 // Every CUDA variant compiled in, by name.
 std::vector<std::string> variant_names();

@@ -30,10 +30,16 @@ struct CpuOperands {
     const int64_t count = a.nnzb() * a.block_elements();
     for (int64_t e = 0; e < count; ++e)
       values_f32.push_back(static_cast<float>(load(a.dtype, a.values.data() + e * dtype_size(a.dtype))));
-    args.a = cpu::BsrView{a.rows / a.block_height, a.cols / a.block_width, a.block_height,
-                          a.block_width, a.nnzb(), row_ptr.data(), col_idx.data(),
-                          a.values.empty() ? nullptr : a.values.data(),
-                          values_f32.empty() ? nullptr : values_f32.data(), nullptr, a.dtype};
+    args.a.block_row_count = a.rows / a.block_height;
+    args.a.block_col_count = a.cols / a.block_width;
+    args.a.block_height = a.block_height;
+    args.a.block_width = a.block_width;
+    args.a.nnzb = a.nnzb();
+    args.a.row_ptr = row_ptr.data();
+    args.a.col_idx = col_idx.data();
+    args.a.values = a.values.empty() ? nullptr : a.values.data();
+    args.a.dtype = a.dtype;
+    args.a.values_f32 = values_f32.empty() ? nullptr : values_f32.data();
     args.a.used_columns = used.data();
     args.a.used_column_count = static_cast<int64_t>(used.size());
     args.a.packed_col_idx = packed.data();
