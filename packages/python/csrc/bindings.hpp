@@ -31,5 +31,6 @@ void bind_sddmm(py::module_& m);    // sddmm.cpp: bsrmm_sddmm
 void bind_direct_matmul(py::module_& m);  // direct_matmul.cpp: the common call's arrays read here
 void bind_tuner(py::module_& m);    // tuner.cpp: the tuner's persistent cache
 void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules
+void bind_array_view(py::module_& m);  // array_view.cpp: the one reader of array protocols
 
 }  // namespace bsrmm_python

@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   bsrmm_python::bind_direct_matmul(m);
   bsrmm_python::bind_tuner(m);
   bsrmm_python::bind_dlpack(m);
+  bsrmm_python::bind_array_view(m);
 }
