@@ -24,7 +24,8 @@ ACTIVATIONS = ("none", "relu", "gelu", "silu")
 # Every call hands bsrmm the step's values through BsrMatrix.with_values, which allocates and
 # copies: a CUDA graph cannot record that, so torch.compile(mode="reduce-overhead") must leave
 # these ops out of its graphs (see _refuse_capture).
-_TAGS = (torch.Tag.cudagraph_unsafe,)
+# (The tag is newer than some torch releases; without it reduce-overhead would hit the refusal.)
+_TAGS = (torch.Tag.cudagraph_unsafe,) if hasattr(torch.Tag, "cudagraph_unsafe") else ()
 
 
 def _refuse_capture(tensor: torch.Tensor, op: str) -> None:
