@@ -125,6 +125,12 @@ void matmul(Context& ctx, const Matrix& a, const Dense& b, const Dense& c,
   bsrmm::matmul(ctx, a, to_c(b), c_desc, o);
 }
 
+void sddmm(Context& ctx, const Matrix& pattern, const Dense& x, const Dense& y, const Dense& values,
+           const SddmmOptions& options) {
+  bsrmm_dense values_desc = to_c(values);
+  bsrmm::sddmm(ctx, pattern, to_c(x), to_c(y), values_desc, options.alpha, options.beta);
+}
+
 int32_t variant_count() { return bsrmm_variant_count(); }
 
 rust::String variant_name(int32_t index) {

@@ -37,6 +37,7 @@ struct Dense;
 struct BsrDesc;
 struct MatrixInfo;
 struct MatmulOptions;
+struct SddmmOptions;
 
 using Context = bsrmm::Context;
 using Matrix = bsrmm::Matrix;
@@ -70,6 +71,9 @@ void matrix_to_dense(Context& ctx, const Matrix& matrix, const Dense& out);
 
 void matmul(Context& ctx, const Matrix& a, const Dense& b, const Dense& c,
             const MatmulOptions& options);
+
+void sddmm(Context& ctx, const Matrix& pattern, const Dense& x, const Dense& y, const Dense& values,
+           const SddmmOptions& options);
 
 int32_t variant_count();
 rust::String variant_name(int32_t index);

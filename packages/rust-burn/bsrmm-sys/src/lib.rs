@@ -78,6 +78,13 @@ pub mod ffi {
         activation: i32,
     }
 
+    /// `bsrmm_sddmm_options` without `struct_size` (the shim fills it in).
+    #[derive(Debug, Clone, Copy)]
+    struct SddmmOptions {
+        alpha: f64,
+        beta: f64,
+    }
+
     unsafe extern "C++" {
         include!("bsrmm-sys/shim/bsrmm_shim.hpp");
 
@@ -155,6 +162,19 @@ pub mod ffi {
             b: &Dense,
             c: &Dense,
             options: &MatmulOptions,
+        ) -> Result<()>;
+
+        /// # Safety
+        /// `x` and `y` must be readable and `values` readable and writable for the shapes they
+        /// state, on the context's device, until the context's queued work is done; `values`
+        /// must not overlap `x` or `y`.
+        unsafe fn sddmm(
+            ctx: Pin<&mut Context>,
+            pattern: &Matrix,
+            x: &Dense,
+            y: &Dense,
+            values: &Dense,
+            options: &SddmmOptions,
         ) -> Result<()>;
 
         fn variant_count() -> i32;

@@ -121,9 +121,10 @@ impl<'a, T: Element> DenseRef<'a, T> {
         Ok(DenseRef { ptr: data.as_ptr(), shape, device: Device::Cpu, _borrow: PhantomData })
     }
 
-    /// A tightly packed `rows x cols` view (`ld` = cols for row-major, rows for column-major).
+    /// A tightly packed `rows x cols` view (`ld` = cols for row-major, rows for column-major;
+    /// at least 1, so an empty matrix has a valid view).
     pub fn packed(data: &'a [T], rows: usize, cols: usize, layout: Layout) -> Result<Self> {
-        Self::new(data, rows, cols, layout.min_ld(rows, cols), layout)
+        Self::new(data, rows, cols, layout.min_ld(rows, cols).max(1), layout)
     }
 
     /// A column vector (`len x 1`) over a slice: the shape a bias takes.
@@ -213,7 +214,7 @@ impl<'a, T: Element> DenseMut<'a, T> {
 
     /// A tightly packed `rows x cols` view.
     pub fn packed(data: &'a mut [T], rows: usize, cols: usize, layout: Layout) -> Result<Self> {
-        Self::new(data, rows, cols, layout.min_ld(rows, cols), layout)
+        Self::new(data, rows, cols, layout.min_ld(rows, cols).max(1), layout)
     }
 
     /// A writable view of memory on `device`.

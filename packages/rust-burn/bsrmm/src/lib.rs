@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! C = alpha * op(A) * B + beta * C      A: BSR (square or rectangular blocks), B and C: dense
+//! values[b] = alpha * (X * Y)[block b of A] + beta * values[b]     SDDMM: [`sddmm_into`]
 //! ```
 //!
 //! A safe layer over the C++/CUDA core (through `bsrmm-sys`): owned [`BsrMatrix`] values, views
@@ -50,6 +51,7 @@ mod element;
 mod error;
 mod matmul;
 mod matrix;
+mod sddmm;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
 
@@ -62,6 +64,7 @@ pub use error::{Error, Result, Status};
 pub use half::{bf16, f16};
 pub use matmul::{matmul, matmul_into, Activation, MatmulOptions, Op};
 pub use matrix::{BsrMatrix, BsrParts, CreateOptions};
+pub use sddmm::{sddmm, sddmm_into, SddmmOptions};
 
 /// The core's version, e.g. "0.1.0".
 pub fn version() -> String {
