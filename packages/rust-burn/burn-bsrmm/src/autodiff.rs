@@ -3,10 +3,12 @@
 //! With C = op(A) * B (+ bias) (A block-sparse, values V of shape [nnzb, bh, bw]):
 //! - dBias = dC summed over its columns (the bias is added to each column of C).
 //! - dB = op(A)^T * dC: the same op with the transpose flag flipped, so it runs on bsrmm too.
-//! - dV keeps only the stored blocks of dA (an SDDMM). Block k at (r, c):
-//!   no transpose: dV_k = dC[r-th bh rows] * B[c-th bw rows]^T
-//!   transpose:    dV_k = B[r-th bh rows] * dC[c-th bw rows]^T
-//!   Gathered with `select` and done as one batched matmul by the backend.
+//! - dV keeps only the stored blocks of dA: the backend's SDDMM (`bsr_sddmm`), which reads dC
+//!   and B in place (B^T and dC^T are transposed views) and computes nothing but those blocks:
+//!   no transpose: dA = dC B^T    transpose: dA = B dC^T
+//!
+//! The SDDMM itself, V = (X Y)[stored blocks], is differentiable too, through the multiply:
+//! dX = A_dV Y^T and dY = X^T A_dV = (A_dV^T X)^T, with A_dV the pattern holding dV.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -14,8 +16,8 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{Backend, TensorMetadata};
-use burn::tensor::{Shape, TensorData};
+use burn::backend::TensorMetadata;
+use burn::tensor::Shape;
 
 use crate::BsrBackend;
 use crate::pattern::BsrPattern;
@@ -82,6 +84,43 @@ impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
         }
     }
 
+    fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct BsrSddmmBackward;
+
+        impl<B: BsrBackend> Backward<B, 2> for BsrSddmmBackward {
+            /// The checkpoints of x and y (each gradient needs the other operand) and the pattern.
+            type State = (Option<NodeId>, Option<NodeId>, BsrPattern);
+
+            fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+                let grad = grads.consume::<B>(&ops.node);
+                let [x_node, y_node] = ops.parents;
+                let (x_id, y_id, pattern) = ops.state;
+                let x: Option<FloatTensor<B>> = x_id.map(|id| checkpointer.retrieve_node_output(id));
+                let y: Option<FloatTensor<B>> = y_id.map(|id| checkpointer.retrieve_node_output(id));
+                if let Some(node) = x_node {
+                    let y = y.expect("y is checkpointed when x is tracked");
+                    grads.register::<B>(node.id, B::bsr_matmul(grad.clone(), B::float_swap_dims(y, 0, 1), pattern.clone(), false));
+                }
+                if let Some(node) = y_node {
+                    let x = x.expect("x is checkpointed when y is tracked");
+                    grads.register::<B>(node.id, B::float_swap_dims(B::bsr_matmul(grad, x, pattern, true), 0, 1));
+                }
+            }
+        }
+
+        let (x_tracked, y_tracked) = (x.is_tracked(), y.is_tracked());
+        match BsrSddmmBackward.prepare::<C>([x.node(), y.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(mut prep) => {
+                let x_state = y_tracked.then(|| prep.checkpoint(&x));
+                let y_state = x_tracked.then(|| prep.checkpoint(&y));
+                let output = B::bsr_sddmm(x.into_primitive(), y.into_primitive(), pattern.clone());
+                prep.finish((x_state, y_state, pattern), output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::bsr_sddmm(x.into_primitive(), y.into_primitive(), pattern)),
+        }
+    }
+
     /// Fused forward (the inner backend's `bsr_matmul_bias`); backward as `bsr_matmul`, plus
     /// dBias = the sum of dC over its columns.
     fn bsr_matmul_bias(
@@ -135,28 +174,11 @@ impl<B: BsrBackend, C: CheckpointStrategy> BsrBackend for Autodiff<B, C> {
     }
 }
 
-/// dV for C = op(A) * B: the stored blocks of dA, as a `[nnzb, bh, bw]` tensor.
-fn values_grad<B: Backend>(
-    grad: FloatTensor<B>,
-    dense: FloatTensor<B>,
-    pattern: &BsrPattern,
-    transpose: bool,
-) -> FloatTensor<B> {
-    let (bh, bw) = pattern.block_shape();
-    let n = dense.shape()[1];
-    let device = dense.device();
-    let index = |idx: &[i64]| B::int_from_data(TensorData::new(idx.to_vec(), [idx.len()]), &device);
-    // The operand whose rows line up with A's block rows, and the one with its block columns.
-    let (by_row, by_col) = if transpose { (dense, grad) } else { (grad, dense) };
-    let rows = B::float_select(
-        B::float_reshape(by_row, Shape::new([pattern.block_rows(), bh, n])),
-        0,
-        index(pattern.block_row()),
-    );
-    let cols = B::float_select(
-        B::float_reshape(by_col, Shape::new([pattern.block_cols(), bw, n])),
-        0,
-        index(pattern.col_idx()),
-    );
-    B::float_matmul(rows, B::float_swap_dims(cols, 1, 2))
+/// dV for C = op(A) * B: the stored blocks of dA, as a `[nnzb, bh, bw]` tensor, by the SDDMM.
+fn values_grad<B: BsrBackend>(grad: FloatTensor<B>, dense: FloatTensor<B>, pattern: &BsrPattern, transpose: bool) -> FloatTensor<B> {
+    if transpose {
+        B::bsr_sddmm(dense, B::float_swap_dims(grad, 0, 1), pattern.clone())
+    } else {
+        B::bsr_sddmm(grad, B::float_swap_dims(dense, 0, 1), pattern.clone())
+    }
 }

@@ -16,13 +16,14 @@
 //!
 //! Cost per call: the pattern is validated and scheduled by the core once per dtype and GPU
 //! (kept with the pattern); each call only borrows its values into that structure
-//! (`bsrmm_matrix_with_values`), so it costs one runner task and the multiply.
+//! (`bsrmm_matrix_with_values`), so it costs one runner task and the multiply. The SDDMM (the
+//! weight gradient) runs the same way on that matrix, whose values it does not read.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bsrmm::{bf16, f16, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, MatmulOptions, Op};
+use bsrmm::{bf16, f16, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, MatmulOptions, Op, SddmmOptions};
 use burn::backend::tensor::FloatTensor;
 use burn::backend::Cube;
 use cubecl::cuda::CudaRuntime;
@@ -56,6 +57,13 @@ impl BsrBackend for Cube {
         match cuda_ordinal {
             Some(ordinal) => on_cuda(values, dense, &pattern, transpose, ordinal),
             None => crate::host::bsr_matmul::<Self>(values, dense, None, &pattern, transpose),
+        }
+    }
+
+    fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self> {
+        match &x.device {
+            CubeDevice::Cuda(device) => sddmm_on_cuda(x, y, &pattern, device.index as u32),
+            _ => crate::host::bsr_sddmm::<Self>(x, y, &pattern),
         }
     }
 }
@@ -95,36 +103,59 @@ fn device_ptr(tensor: &CubeTensor) -> (u64, Guard) {
 /// A CubeCL buffer held allocated and in place.
 type Guard = ManagedResource<<<CudaServer as ServerStorage>::Storage as ComputeStorage>::Resource>;
 
-fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpose: bool, ordinal: u32) -> CubeTensor {
-    let values = into_contiguous(values);
-    // A transposed contiguous matrix (what BsrLinear passes) is read in place as column-major.
-    let dense_shape = dense.meta.shape().clone();
-    let (k, n) = (dense_shape[0], dense_shape[1]);
-    let strides = dense.meta.strides().to_vec();
-    let (dense, layout) = if dense.is_contiguous() {
-        (dense, Layout::RowMajor)
-    } else if strides == [1, k] {
-        (dense, Layout::ColMajor)
+/// A matrix operand as bsrmm reads it in place: contiguous (row-major), or a transposed
+/// contiguous matrix (what BsrLinear and the gradients pass) as column-major; anything else is
+/// made contiguous first.
+fn dense_operand(tensor: CubeTensor) -> (CubeTensor, Layout) {
+    let rows = tensor.meta.shape()[0];
+    if tensor.is_contiguous() {
+        (tensor, Layout::RowMajor)
+    } else if tensor.meta.strides().to_vec() == [1, rows] {
+        (tensor, Layout::ColMajor)
     } else {
-        (into_contiguous(dense), Layout::RowMajor)
-    };
-    let (m, _) = pattern.op_shape(transpose);
-    let dtype = values.dtype;
-    // Left uninitialised: with beta = 0 bsrmm writes every element of C (empty block rows as
-    // zeros), so a fill would only cost a pass over C.
+        (into_contiguous(tensor), Layout::RowMajor)
+    }
+}
+
+/// A new `rows x cols` output on `like`'s device, left uninitialised (bsrmm writes every element
+/// with beta = 0, so a fill would only cost a pass), and its leading dimension: CubeCL may give
+/// it a pitched layout (rows padded for alignment), so that is its row stride, not `cols`.
+fn output_matrix(like: &CubeTensor, rows: usize, cols: usize, dtype: DType) -> (CubeTensor, usize) {
     let output = <Cube as burn::backend::ops::FloatTensorOps<Cube>>::float_empty(
-        Shape::new([m, n]),
-        &burn::backend::TensorMetadata::device(&values),
+        Shape::new([rows, cols]),
+        &burn::backend::TensorMetadata::device(like),
         dtype.into(),
     );
-    // CubeCL may give the output a pitched layout (rows padded for alignment): C's leading
-    // dimension is its row stride, not n.
-    let out_strides = output.meta.strides().to_vec();
+    let strides = output.meta.strides().to_vec();
     assert!(
-        out_strides.len() == 2 && (out_strides[1] == 1 || n <= 1),
-        "burn-bsrmm: CubeCL allocated the output with strides {out_strides:?}; expected row-major"
+        strides.len() == 2 && (strides[1] == 1 || cols <= 1),
+        "burn-bsrmm: CubeCL allocated the output with strides {strides:?}; expected row-major"
     );
-    let ldc = out_strides[0].max(n.max(1));
+    let ld = strides[0].max(cols.max(1));
+    (output, ld)
+}
+
+/// Runs `launch` as one task on CubeCL's device runner, on the calling thread's CubeCL stream,
+/// with the three buffers resolved there (see the module comment).
+fn submit(operands: [&CubeTensor; 3], launch: Launcher) {
+    // CubeCL's stream for this thread (as CubeCL's client picks it), named here: the task runs on
+    // the runner thread, which has a stream of its own.
+    let stream = StreamId::current();
+    let runner = DeviceHandle::<CudaServer>::new(operands[0].client.service_id().device);
+    let bindings = operands.map(|t| t.handle.clone().binding());
+    runner
+        .submit_blocking(move |server: &mut CudaServer| launch_on_runner(server, stream, bindings, launch))
+        .unwrap_or_else(|e| panic!("burn-bsrmm: CubeCL's device runner failed the launch: {e:?}"))
+        .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+}
+
+fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpose: bool, ordinal: u32) -> CubeTensor {
+    let values = into_contiguous(values);
+    let (k, n) = (dense.meta.shape()[0], dense.meta.shape()[1]);
+    let (dense, layout) = dense_operand(dense);
+    let (m, _) = pattern.op_shape(transpose);
+    let dtype = values.dtype;
+    let (output, ldc) = output_matrix(&values, m, n, dtype);
 
     let ctx = template_context(ordinal);
     let shape = CallShape { k, n, m, ldc, layout, ordinal, transpose };
@@ -138,17 +169,39 @@ fn on_cuda(values: CubeTensor, dense: CubeTensor, pattern: &BsrPattern, transpos
         other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
     }
     .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
-
-    // CubeCL's stream for this thread (as CubeCL's client picks it), named here: the task below
-    // runs on the runner thread, which has a stream of its own.
-    let stream = StreamId::current();
-    let runner = DeviceHandle::<CudaServer>::new(values.client.service_id().device);
-    let bindings = [&values, &dense, &output].map(|t| t.handle.clone().binding());
-    runner
-        .submit_blocking(move |server: &mut CudaServer| launch_on_runner(server, stream, bindings, launch))
-        .unwrap_or_else(|e| panic!("burn-bsrmm: CubeCL's device runner failed the launch: {e:?}"))
-        .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+    submit([&values, &dense, &output], launch);
     output
+}
+
+/// The SDDMM on a GPU: `x` (`[rows, t]`) times `y` (`[t, cols]`) at the pattern's blocks, into a
+/// new `[nnzb, bh, bw]` tensor; x and y are read in place (a transposed view as column-major).
+fn sddmm_on_cuda(x: CubeTensor, y: CubeTensor, pattern: &BsrPattern, ordinal: u32) -> CubeTensor {
+    let (bh, bw) = pattern.block_shape();
+    let (nnzb, t) = (pattern.nnzb(), x.meta.shape()[1]);
+    let dtype = x.dtype;
+    let values_shape = Shape::new([nnzb, bh, bw]);
+    let device = burn::backend::TensorMetadata::device(&x);
+    // Nothing to launch (and no buffer to bind): no block, or an empty inner dimension.
+    if nnzb == 0 || t == 0 {
+        return <Cube as burn::backend::ops::FloatTensorOps<Cube>>::float_zeros(values_shape, &device, dtype.into());
+    }
+    let (x, x_layout) = dense_operand(x);
+    let (y, y_layout) = dense_operand(y);
+    let (output, ld) = output_matrix(&x, nnzb, bh * bw, dtype);
+    let ctx = template_context(ordinal);
+    let shape = SddmmShape { rows: pattern.rows(), t, cols: pattern.cols(), x_layout, y_layout, nnzb, block_values: bh * bw, ld, ordinal };
+    // The template's values come from the (uninitialised) output: the SDDMM reads only the
+    // structure, and a later multiply borrows its own values into it.
+    let launch = match dtype {
+        DType::F32 => sddmm_launcher::<f32>(&ctx, &output, pattern, shape),
+        DType::F16 => sddmm_launcher::<f16>(&ctx, &output, pattern, shape),
+        DType::BF16 => sddmm_launcher::<bf16>(&ctx, &output, pattern, shape),
+        DType::F64 => sddmm_launcher::<f64>(&ctx, &output, pattern, shape),
+        other => panic!("burn-bsrmm: operands of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
+    }
+    .unwrap_or_else(|e| panic!("burn-bsrmm: {e}"));
+    submit([&x, &y, &output], launch);
+    <Cube as burn::backend::ops::FloatTensorOps<Cube>>::float_reshape(output, values_shape)
 }
 
 /// On CubeCL's runner: the buffers resolved on the caller's CubeCL stream and the multiply
@@ -172,8 +225,8 @@ fn launch_on_runner(server: &mut CudaServer, stream: StreamId, bindings: [Buffer
     launch(ptrs, cuda_stream.cast()).map_err(|e| e.to_string())
 }
 
-/// Launches the multiply on a CUDA stream given the device addresses of the values, the dense
-/// input and the output.
+/// Launches the multiply (or the SDDMM) on a CUDA stream given the device addresses of its three
+/// operands: the values, the dense input and the output (x, y and the values).
 type Launcher = Box<dyn FnOnce([u64; 3], *mut c_void) -> bsrmm::Result<()> + Send>;
 
 /// The call's operands, as the multiply sees them.
@@ -195,13 +248,53 @@ struct Template<T: Element> {
     matrix: Arc<BsrMatrix<T>>,
 }
 
+/// The pattern's core matrix on GPU `ordinal`, found, or made now (on this thread) from the
+/// pattern and the values at `values`.
+fn template_matrix<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern, ordinal: u32) -> bsrmm::Result<Arc<BsrMatrix<T>>> {
+    pattern.device_state().get_or_insert(
+        |t: &Template<T>| t.ordinal == ordinal,
+        || template::<T>(ctx, values, pattern, ordinal),
+        |t| Arc::clone(&t.matrix),
+    )
+}
+
+/// The SDDMM's operands as it reads them.
+#[derive(Clone, Copy)]
+struct SddmmShape {
+    rows: usize,
+    t: usize,
+    cols: usize,
+    x_layout: Layout,
+    y_layout: Layout,
+    nnzb: usize,
+    block_values: usize,
+    ld: usize,
+    ordinal: u32,
+}
+
+/// This call's SDDMM, for the runner: on the pattern's template matrix, whose values it does not
+/// read.
+fn sddmm_launcher<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern, s: SddmmShape) -> bsrmm::Result<Launcher> {
+    let template = template_matrix::<T>(ctx, values, pattern, s.ordinal)?;
+    Ok(Box::new(move |[x, y, out]: [u64; 3], stream: *mut c_void| {
+        let device = Device::Cuda(s.ordinal);
+        let ctx = launch_context(s.ordinal);
+        // SAFETY: every address is a live CubeCL allocation on this GPU, resolved on `stream`
+        // (CubeCL's), sized by the shapes checked at the public entry point (the output by
+        // output_matrix); the kernel runs on that stream, ahead of anything CubeCL queues after it.
+        unsafe {
+            ctx.set_stream(stream)?;
+            let x = DenseRef::from_raw_parts(x as *const T, s.rows, s.t, s.x_layout.min_ld(s.rows, s.t).max(1), s.x_layout, device)?;
+            let y = DenseRef::from_raw_parts(y as *const T, s.t, s.cols, s.y_layout.min_ld(s.t, s.cols).max(1), s.y_layout, device)?;
+            let values = DenseMut::from_raw_parts(out as *mut T, s.nnzb, s.block_values, s.ld, Layout::RowMajor, device)?;
+            bsrmm::sddmm_into(&ctx, &template, x, y, values, &SddmmOptions::new())
+        }
+    }))
+}
+
 /// This call's multiply, for the runner: the template found (or made, on this thread) now.
 fn launcher<T: Element>(ctx: &Context, values: &CubeTensor, pattern: &BsrPattern, s: CallShape) -> bsrmm::Result<Launcher> {
-    let template = pattern.device_state().get_or_insert(
-        |t: &Template<T>| t.ordinal == s.ordinal,
-        || template::<T>(ctx, values, pattern, s.ordinal),
-        |t| Arc::clone(&t.matrix),
-    )?;
+    let template = template_matrix::<T>(ctx, values, pattern, s.ordinal)?;
     Ok(Box::new(move |[values, dense, out]: [u64; 3], stream: *mut c_void| {
         let device = Device::Cuda(s.ordinal);
         let ctx = launch_context(s.ordinal);

@@ -1,9 +1,9 @@
-//! The op on host-memory backends (Flex): read the operands, multiply on bsrmm's CPU backend,
-//! and hand the result back to the backend.
+//! The ops on host-memory backends (Flex): read the operands, multiply (or SDDMM) on bsrmm's
+//! CPU backend, and hand the result back to the backend.
 
 use std::sync::OnceLock;
 
-use bsrmm::{bf16, f16, BsrMatrix, Context, CreateOptions, DenseRef, Element, Layout, MatmulOptions, Op};
+use bsrmm::{bf16, f16, BsrMatrix, Context, CreateOptions, DenseRef, Element, Layout, MatmulOptions, Op, SddmmOptions};
 use burn::backend::{Backend, TensorMetadata};
 use burn::backend::tensor::FloatTensor;
 use burn::tensor::{DType, TensorData, try_read_sync};
@@ -86,4 +86,60 @@ fn multiply<T: Element + burn::tensor::Element>(
     let c = bsrmm::matmul(&ctx, &a, b, Layout::RowMajor, &options).unwrap_or_else(|e| fail(e));
     let (m, n) = (c.rows(), c.cols());
     TensorData::new(c.into_vec(), [m, n])
+}
+
+/// The SDDMM `x * y` at the stored blocks of `pattern` (`[nnzb, bh, bw]`), for any backend whose
+/// tensors can be read on the host. Shapes were checked by the public entry point.
+pub(crate) fn bsr_sddmm<B: Backend>(x: FloatTensor<B>, y: FloatTensor<B>, pattern: &BsrPattern) -> FloatTensor<B> {
+    let device = x.device();
+    let x = read::<B>(x);
+    let y = read::<B>(y);
+    let out = match x.dtype() {
+        DType::F32 => sampled::<f32>(&x, &y, pattern),
+        DType::F64 => sampled::<f64>(&x, &y, pattern),
+        DType::F16 => sampled::<f16>(&x, &y, pattern),
+        DType::BF16 => sampled::<bf16>(&x, &y, pattern),
+        other => panic!("burn-bsrmm: operands of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
+    };
+    B::float_from_data(out, &device)
+}
+
+fn sampled<T: Element + burn::tensor::Element>(x: &TensorData, y: &TensorData, pattern: &BsrPattern) -> TensorData {
+    let fail = |e: bsrmm::Error| -> ! { panic!("burn-bsrmm: {e}") };
+    let x_slice = x.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: x: {e:?}"));
+    // x and y share a dtype (checked by the public entry point).
+    let y_slice = y.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: y: {e:?}"));
+    let (rows, t, cols) = (x.shape()[0], x.shape()[1], y.shape()[1]);
+    let ctx = cpu_context().unwrap_or_else(|e| fail(e));
+    let (bh, bw) = pattern.block_shape();
+    // The core reads only the pattern's structure; its values are zeros, cached per dtype.
+    let matrix = host_pattern::<T>(&ctx, pattern).unwrap_or_else(|e| fail(e));
+    let x_view = DenseRef::packed(x_slice, rows, t, Layout::RowMajor).unwrap_or_else(|e| fail(e));
+    let y_view = DenseRef::packed(y_slice, t, cols, Layout::RowMajor).unwrap_or_else(|e| fail(e));
+    let values = bsrmm::sddmm(&ctx, &matrix, x_view, y_view, &SddmmOptions::new()).unwrap_or_else(|e| fail(e));
+    TensorData::new(values, [pattern.nnzb(), bh, bw])
+}
+
+/// The pattern as a host core matrix of dtype `T` (zeros as values), validated and kept with
+/// the pattern on first use, so the SDDMM of every step reuses its structure.
+fn host_pattern<T: Element>(ctx: &Context, pattern: &BsrPattern) -> bsrmm::Result<std::sync::Arc<BsrMatrix<T>>> {
+    struct HostPattern<T: Element>(std::sync::Arc<BsrMatrix<T>>);
+    pattern.device_state().get_or_insert(
+        |_: &HostPattern<T>| true,
+        || {
+            let zeros = bsrmm::try_filled(pattern.nnzb() * pattern.block_shape().0 * pattern.block_shape().1, T::default(), "pattern values")?;
+            let matrix = BsrMatrix::from_bsr(
+                ctx,
+                pattern.rows(),
+                pattern.cols(),
+                pattern.block_shape(),
+                pattern.row_ptr(),
+                pattern.col_idx(),
+                &zeros,
+                CreateOptions::default(),
+            )?;
+            Ok(HostPattern(std::sync::Arc::new(matrix)))
+        },
+        |h| std::sync::Arc::clone(&h.0),
+    )
 }

@@ -59,6 +59,12 @@ pub trait BsrBackend: burn::backend::Backend {
     /// epilogue. This default adds it as a separate op; Flex overrides it with one fused call
     /// and Autodiff with the inner backend's call plus the bias's gradient. Cube keeps the
     /// default (its launch passes no bias yet).
+    /// The SDDMM: the stored blocks of `x * y` at `pattern`, as a `[nnzb, block_height,
+    /// block_width]` tensor, where `x` is `[rows, t]` and `y` is `[t, cols]` of the pattern's
+    /// `rows x cols` (the weight gradient of `C = A B` is `sddmm(dC, B^T)`). Never a dense
+    /// `rows x cols` product nor a gather of the operands' rows.
+    fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self>;
+
     fn bsr_matmul_bias(
         values: FloatTensor<Self>,
         dense: FloatTensor<Self>,
@@ -90,6 +96,10 @@ impl BsrBackend for Flex {
         transpose: bool,
     ) -> FloatTensor<Self> {
         host::bsr_matmul::<Self>(values, dense, Some(bias), &pattern, transpose)
+    }
+
+    fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self> {
+        host::bsr_sddmm::<Self>(x, y, &pattern)
     }
 }
 
@@ -147,6 +157,44 @@ pub fn bsr_matmul_bias(
     }
     let out = Dispatch::bsr_matmul_bias(values.into_dispatch(), dense.into_dispatch(), bias.into_dispatch(), pattern.clone(), transpose);
     Ok(Tensor::from_dispatch(out))
+}
+
+/// The SDDMM: `x * y` (`[rows, t]` times `[t, cols]`, for a pattern of `rows x cols`) at the
+/// pattern's stored blocks, as a `[nnzb, block_height, block_width]` tensor on the device and in
+/// the dtype of `x`; differentiable in `x` and `y`. It is the weight gradient of a block-sparse
+/// layer: for `C = A B`, `dA`'s stored blocks are `bsr_sddmm(pattern, dC, B^T)`. Mismatched
+/// shapes, devices or dtypes are an `Err(BSRMM_STATUS_INVALID_ARGUMENT)` naming the argument.
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// use burn_bsrmm::{bsr_sddmm, BsrPattern};
+///
+/// let device = Device::flex();
+/// let pattern = BsrPattern::from_block_fn(4, 4, (2, 2), |r, c| r != c)?; // the off-diagonal blocks
+/// let x = Tensor::<2>::ones([4, 3], &device);
+/// let values = bsr_sddmm(&pattern, x.clone(), x.transpose())?;
+/// assert_eq!(values.dims(), [2, 2, 2]);
+/// assert_eq!(values.into_data().try_to_vec::<f32>().unwrap(), vec![3.0; 8]);
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+pub fn bsr_sddmm(pattern: &BsrPattern, x: Tensor<2>, y: Tensor<2>) -> bsrmm::Result<Tensor<3>> {
+    let ([x_rows, t], [y_rows, y_cols]) = (x.dims(), y.dims());
+    if x_rows != pattern.rows() {
+        return Err(invalid(format!("x has {x_rows} rows, the pattern ({pattern}) has {}", pattern.rows())));
+    }
+    if y_cols != pattern.cols() {
+        return Err(invalid(format!("y has {y_cols} columns, the pattern ({pattern}) has {}", pattern.cols())));
+    }
+    if y_rows != t {
+        return Err(invalid(format!("x is [{x_rows}, {t}] and y is [{y_rows}, {y_cols}]: x's columns must be y's rows")));
+    }
+    if x.device() != y.device() {
+        return Err(invalid(format!("x is on {:?} but y is on {:?}", x.device(), y.device())));
+    }
+    if x.dtype() != y.dtype() {
+        return Err(invalid(format!("x is {:?} but y is {:?}", x.dtype(), y.dtype())));
+    }
+    Ok(Tensor::from_dispatch(Dispatch::bsr_sddmm(x.into_dispatch(), y.into_dispatch(), pattern.clone())))
 }
 
 fn invalid(message: String) -> bsrmm::Error {

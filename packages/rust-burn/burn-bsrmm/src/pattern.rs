@@ -36,8 +36,8 @@ struct Inner {
     /// The block row of each block (row_ptr expanded): the gradient of the values needs it.
     block_row: Vec<i64>,
     /// Backends' per-device state for this pattern (the CUDA op keeps one validated core
-    /// matrix per dtype and GPU here and swaps each call's values into its structure); dropped
-    /// with the pattern.
+    /// matrix per dtype and GPU here and swaps each call's values into its structure; the host
+    /// SDDMM keeps one per dtype); dropped with the pattern.
     device_state: DeviceState,
     /// The ids of the pattern's arrays in module records (see record.rs).
     record_ids: RecordIds,
@@ -61,7 +61,6 @@ pub(crate) struct DeviceState(Mutex<Vec<Box<dyn Any + Send>>>);
 
 impl DeviceState {
     /// The first entry of type `S` for which `matches` holds, made by `make` if there is none.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn get_or_insert<S: Any + Send, R>(
         &self,
         matches: impl Fn(&S) -> bool,
@@ -215,7 +214,6 @@ impl BsrPattern {
     pub fn block_row(&self) -> &[i64] {
         &self.0.block_row
     }
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn device_state(&self) -> &DeviceState {
         &self.0.device_state
     }

@@ -1,6 +1,7 @@
 //! The op on Burn's CUDA backend (built with feature `cuda` only, see Cargo.toml): bsrmm
 //! multiplies Burn's own device tensors, checked element by element against float64 references
-//! for f32, f16 and bf16; gradients and a BsrLinear model training on the GPU; bad input; and
+//! for f32, f16 and bf16; the SDDMM (the weight gradient) likewise; gradients and a BsrLinear
+//! model training on the GPU; bad input; and
 //! (ignored unless asked for) the timing of the README's product. Skips (with the reason) where
 //! there is no CUDA device; with BSRMM_TEST_REQUIRE_CUDA=1 (the GPU machine's runners) that fails.
 
@@ -137,11 +138,60 @@ fn cuda_gradients_match_reference() {
     let w = rng.values(m * n); // loss = sum(C * W), so dC = W
     let values = on_device(p.values.clone(), p.pattern.values_shape(), &device, FloatDType::F32).require_grad();
     let dense = on_device(b.clone(), [k, n], &device, FloatDType::F32).require_grad();
-    let out = bsr_matmul(&p.pattern, values, dense.clone(), false).unwrap();
+    let out = bsr_matmul(&p.pattern, values.clone(), dense.clone(), false).unwrap();
     let grads = (out * on_device(w.clone(), [m, n], &device, FloatDType::F32)).sum().backward();
     // dB = A^T dC: the op itself, transposed, on the GPU.
     let grad_dense = to_host(dense.grad(&grads).expect("dense gradient"));
     check("dB", &p, true, |i, j| w[i * n + j] as f64, n, &grad_dense, 1e-5);
+    // dV = (dC B^T)[stored blocks]: bsrmm's SDDMM on the GPU, B^T read in place.
+    let grad_values = to_host(values.grad(&grads).expect("values gradient"));
+    check_sddmm("dV", &p, |i, q| w[i * n + q] as f64, |q, j| b[j * n + q] as f64, n, &grad_values, 1e-5);
+}
+
+/// Checks `got` (`[nnzb, bh, bw]`, flat) against (X Y)[stored blocks] with `x(i, q)`, `y(q, j)`.
+fn check_sddmm(what: &str, p: &Problem, x: impl Fn(usize, usize) -> f64, y: impl Fn(usize, usize) -> f64, t: usize, got: &[f32], tol: f64) {
+    let (bh, bw) = p.pattern.block_shape();
+    assert_eq!(got.len(), p.pattern.nnzb() * bh * bw, "{what}: length");
+    for (blk, (&r, &c)) in p.pattern.block_row().iter().zip(p.pattern.col_idx()).enumerate() {
+        for i in 0..bh {
+            for j in 0..bw {
+                let (row, col) = (r as usize * bh + i, c as usize * bw + j);
+                let (mut want, mut scale) = (0.0, 0.0);
+                for q in 0..t {
+                    want += x(row, q) * y(q, col);
+                    scale += (x(row, q) * y(q, col)).abs();
+                }
+                let g = got[(blk * bh + i) * bw + j] as f64;
+                let bound = tol * (scale + want.abs()) + 1e-30;
+                assert!((g - want).abs() <= bound, "{what}: block {blk} [{i}][{j}] = {g}, reference {want} (bound {bound})");
+            }
+        }
+    }
+}
+
+/// The SDDMM on Burn's CUDA tensors for f32, f16 and bf16, square and non-square blocks, with Y
+/// a transposed view (read in place as column-major), as the weight gradient passes it.
+#[test]
+fn cuda_sddmm_matches_reference() {
+    let Some(device) = cuda_or_skip("cuda_sddmm_matches_reference") else { return };
+    let mut rng = Rng(25);
+    for dtype in [FloatDType::F32, FloatDType::F16, FloatDType::BF16] {
+        for (block_rows, block_cols, block) in [(6, 5, (16, 16)), (3, 2, (32, 64)), (2, 2, (64, 64)), (2, 3, (128, 128))] {
+            let p = problem(&mut rng, block_rows, block_cols, block);
+            let (rows, cols, t) = (p.pattern.rows(), p.pattern.cols(), 72);
+            let x: Vec<f32> = rng.values(rows * t).into_iter().map(|v| round(v, dtype)).collect();
+            let y: Vec<f32> = rng.values(cols * t).into_iter().map(|v| round(v, dtype)).collect(); // [cols, t]
+            let values = burn_bsrmm::bsr_sddmm(
+                &p.pattern,
+                on_device(x.clone(), [rows, t], &device, dtype),
+                on_device(y.clone(), [cols, t], &device, dtype).transpose(),
+            )
+            .unwrap();
+            assert_eq!((values.dims(), values.device()), (p.pattern.values_shape(), device.clone()));
+            let what = format!("{dtype:?} sddmm block {block:?}");
+            check_sddmm(&what, &p, |i, q| x[i * t + q] as f64, |q, j| y[j * t + q] as f64, t, &to_host(values), tolerance(dtype));
+        }
+    }
 }
 
 /// The op between CubeCL kernels with no host synchronisation of the test's own: the dense input

@@ -199,3 +199,111 @@ fn the_bias_is_fused_and_differentiable() {
         .unwrap_err();
     assert!(err.message().contains("bias has shape [3]"), "{err}");
 }
+
+#[test]
+fn sddmm_and_its_gradients_match_reference() {
+    let device = Device::flex().autodiff();
+    let mut rng = Rng(15);
+    let p = problem(&mut rng, 3, 4, (2, 3));
+    let (bh, bw) = p.pattern.block_shape();
+    let (rows, cols, t) = (p.pattern.rows(), p.pattern.cols(), 5);
+    let (x, y) = (rng.values(rows * t), rng.values(t * cols));
+    let w = rng.values(p.pattern.nnzb() * bh * bw); // loss = sum(V * W), so dV = W
+    let x_t = tensor2(x.clone(), [rows, t], &device).require_grad();
+    // Y as a transposed view of a [cols, t] matrix: the layout the weight gradient passes.
+    let y_data: Vec<f32> = (0..cols * t).map(|i| y[(i % t) * cols + i / t]).collect();
+    let y_t = tensor2(y_data, [cols, t], &device).require_grad();
+    let values = burn_bsrmm::bsr_sddmm(&p.pattern, x_t.clone(), y_t.clone().transpose()).unwrap();
+    assert_eq!(values.dims(), p.pattern.values_shape());
+    let got = values.clone().into_data().try_to_vec::<f32>().unwrap();
+    let grads = (values * tensor3(w.clone(), p.pattern.values_shape(), &device)).sum().backward();
+
+    let nnzb = p.pattern.nnzb();
+    let (mut want, mut scale) = (vec![0.0; nnzb * bh * bw], vec![0.0; nnzb * bh * bw]);
+    let (mut dx, mut dx_scale) = (vec![0.0; rows * t], vec![0.0; rows * t]);
+    let (mut dy, mut dy_scale) = (vec![0.0; cols * t], vec![0.0; cols * t]); // [cols, t], as y_t
+    for (blk, (&r, &c)) in p.pattern.block_row().iter().zip(p.pattern.col_idx()).enumerate() {
+        for i in 0..bh {
+            for j in 0..bw {
+                let (row, col, e) = (r as usize * bh + i, c as usize * bw + j, (blk * bh + i) * bw + j);
+                for q in 0..t {
+                    let (xv, yv, wv) = (x[row * t + q] as f64, y[q * cols + col] as f64, w[e] as f64);
+                    want[e] += xv * yv;
+                    scale[e] += (xv * yv).abs();
+                    dx[row * t + q] += wv * yv;
+                    dx_scale[row * t + q] += (wv * yv).abs();
+                    dy[col * t + q] += xv * wv;
+                    dy_scale[col * t + q] += (xv * wv).abs();
+                }
+            }
+        }
+    }
+    assert_close("V = (X Y)[blocks]", &got, &want, &scale);
+    assert_close("dX", &x_t.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap(), &dx, &dx_scale);
+    assert_close("dY", &y_t.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap(), &dy, &dy_scale);
+
+    let flex = Device::flex();
+    let err = burn_bsrmm::bsr_sddmm(&p.pattern, Tensor::<2>::ones([rows + 1, t], &flex), Tensor::<2>::ones([t, cols], &flex)).unwrap_err();
+    assert!(err.message().contains("x has 7 rows"), "{err}");
+    let err = burn_bsrmm::bsr_sddmm(&p.pattern, Tensor::<2>::ones([rows, t], &flex), Tensor::<2>::ones([t + 1, cols], &flex)).unwrap_err();
+    assert!(err.message().contains("x's columns must be y's rows"), "{err}");
+}
+
+/// BsrLinear's gradients against Burn's own autodiff of the dense layer it stands for, on a
+/// skewed pattern (block row 0 full, the others one block) with blocks 4 high and 2 wide.
+#[test]
+fn bsr_linear_gradients_match_dense_autodiff_on_a_skewed_non_square_pattern() {
+    let device = Device::flex().autodiff();
+    let mut rng = Rng(16);
+    let (bh, bw, block_rows, block_cols) = (4, 2, 3, 5);
+    let pattern = BsrPattern::from_block_fn(block_rows * bh, block_cols * bw, (bh, bw), |r, c| r == 0 || c == (2 * r) % block_cols).unwrap();
+    let (d_out, d_in, batch) = (pattern.rows(), pattern.cols(), 7);
+    let values = rng.values(pattern.nnzb() * bh * bw);
+    let bias = rng.values(d_out);
+    let x = rng.values(batch * d_in);
+    let r = rng.values(batch * d_out); // loss = sum(y * R)
+
+    let layer = burn_bsrmm::BsrLinear {
+        values: burn::module::Param::from_tensor(tensor3(values.clone(), pattern.values_shape(), &device).require_grad()),
+        bias: Some(burn::module::Param::from_tensor(Tensor::<1>::from_data(TensorData::new(bias.clone(), [d_out]), &device).require_grad())),
+        pattern: pattern.clone(),
+    };
+    let x_sparse = tensor2(x.clone(), [batch, d_in], &device).require_grad();
+    let loss = (layer.forward(x_sparse.clone()) * tensor2(r.clone(), [batch, d_out], &device)).sum();
+    let grads = loss.backward();
+
+    // The dense layer: W [d_out, d_in] holding the blocks, y = x W^T + b.
+    let mut dense_w = vec![0.0f32; d_out * d_in];
+    for (blk, (&br, &bc)) in pattern.block_row().iter().zip(pattern.col_idx()).enumerate() {
+        for i in 0..bh {
+            for j in 0..bw {
+                dense_w[(br as usize * bh + i) * d_in + bc as usize * bw + j] = values[(blk * bh + i) * bw + j];
+            }
+        }
+    }
+    let w = tensor2(dense_w, [d_out, d_in], &device).require_grad();
+    let b = Tensor::<1>::from_data(TensorData::new(bias, [d_out]), &device).require_grad();
+    let x_dense = tensor2(x, [batch, d_in], &device).require_grad();
+    let y = x_dense.clone().matmul(w.clone().transpose()) + b.clone().reshape([1, d_out]);
+    let dense_grads = (y * tensor2(r, [batch, d_out], &device)).sum().backward();
+
+    let dw = w.grad(&dense_grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+    let mut want = Vec::new();
+    for (&br, &bc) in pattern.block_row().iter().zip(pattern.col_idx()) {
+        for i in 0..bh {
+            for j in 0..bw {
+                want.push(dw[(br as usize * bh + i) * d_in + bc as usize * bw + j] as f64);
+            }
+        }
+    }
+    // Both are f32 sums of `batch` products of values in [-1, 1]: scale by the batch.
+    let scale = vec![batch as f64; want.len()];
+    let got = layer.values.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+    assert_close("dValues vs dense dW", &got, &want, &scale);
+    let want_dx: Vec<f64> = x_dense.grad(&dense_grads).unwrap().into_data().try_to_vec::<f32>().unwrap().iter().map(|&v| v as f64).collect();
+    let got_dx = x_sparse.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+    assert_close("dX vs dense", &got_dx, &want_dx, &vec![d_out as f64; want_dx.len()]);
+    let want_db: Vec<f64> = b.grad(&dense_grads).unwrap().into_data().try_to_vec::<f32>().unwrap().iter().map(|&v| v as f64).collect();
+    let got_db = layer.bias.as_ref().unwrap().grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+    assert_close("dBias vs dense", &got_db, &want_db, &vec![batch as f64; want_db.len()]);
+}
