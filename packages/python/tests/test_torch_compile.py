@@ -72,6 +72,24 @@ def test_compiled_forward_and_backward_match_eager():
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
+@needs_sddmm
+def test_a_compiled_step_builds_no_bsrmm_matrix_of_a_pattern(monkeypatch):
+    """Patterns are validated and uploaded when the layers are built (and moved); a step, eager
+    or compiled, forward and backward, only hands the prepared matrices its values."""
+    model = _mlp(5)
+    compiled = torch.compile(model, fullgraph=True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a step built a bsrmm matrix from a pattern")
+
+    monkeypatch.setattr(bsrmm.BsrMatrix, "from_arrays", refuse)
+    monkeypatch.setattr(bsrmm.BsrMatrix, "from_dense", refuse)
+    x = torch.randn(12, 64)
+    compiled_run = _forward_backward(compiled, x)
+    eager_run = _forward_backward(model, x)
+    torch.testing.assert_close(compiled_run[0], eager_run[0], rtol=1e-5, atol=1e-6)
+
+
 @needs_cuda
 @needs_sddmm
 def test_compiled_on_cuda_matches_eager():
