@@ -12,7 +12,7 @@ namespace bsrmm::matrix {
 
 namespace {
 
-bool same(const cuda::WorkRequest& x, const cuda::WorkRequest& y) {
+bool same(const backend::WorkRequest& x, const backend::WorkRequest& y) {
   return x.rows_per_slot == y.rows_per_slot && x.n_tiles == y.n_tiles && x.ctas == y.ctas &&
          x.cost_per_block == y.cost_per_block && x.cost_per_item == y.cost_per_item;
 }
@@ -29,9 +29,9 @@ detail::Buffer WorkLists::upload(const std::vector<uint32_t>& words, void* strea
   return buffer;
 }
 
-cuda::WorkList WorkLists::get(const cuda::WorkRequest& request, void* stream) {
+backend::WorkList WorkLists::get(const backend::WorkRequest& request, void* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  cuda::WorkList list{};
+  backend::WorkList list{};
   if (request.n_tiles > 0) {
     const int32_t* begin = schedule(request, stream);
     list.begin = begin;
@@ -46,7 +46,7 @@ cuda::WorkList WorkLists::get(const cuda::WorkRequest& request, void* stream) {
   return list;
 }
 
-const int32_t* WorkLists::schedule(const cuda::WorkRequest& request, void* stream) {
+const int32_t* WorkLists::schedule(const backend::WorkRequest& request, void* stream) {
   for (const std::unique_ptr<Schedule>& made : schedules_)
     if (same(made->request, request)) return made->device.as<const int32_t>();
   const RowGroups slots = request.rows_per_slot > 1

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "../device/buffer.hpp"
-#include "../cuda/cuda_backend.hpp"  // the interface only: plain C++, no CUDA header
+#include "../backend/operands.hpp"
 #include "row_groups.hpp"
 
 #include <memory>
@@ -18,7 +18,7 @@ namespace bsrmm::matrix {
 
 struct BsrStructure;
 
-class WorkLists final : public cuda::WorkListSource {
+class WorkLists final : public backend::WorkListSource {
  public:
   // `structure` outlives the lists (both belong to one SharedStructure).
   WorkLists(const BsrStructure& structure, bsrmm_device device)
@@ -27,11 +27,11 @@ class WorkLists final : public cuda::WorkListSource {
   WorkLists& operator=(const WorkLists&) = delete;
   ~WorkLists() = default;
 
-  cuda::WorkList get(const cuda::WorkRequest& request, void* stream) override;
+  backend::WorkList get(const backend::WorkRequest& request, void* stream) override;
 
  private:
   struct Schedule {
-    cuda::WorkRequest request;
+    backend::WorkRequest request;
     detail::Buffer device;  // begin (ctas + 1), then items
   };
   struct Columns {
@@ -40,7 +40,7 @@ class WorkLists final : public cuda::WorkListSource {
     int64_t pairs;
   };
   // Built on first use (under mutex_): begin then items on the device; the merged columns.
-  const int32_t* schedule(const cuda::WorkRequest& request, void* stream);
+  const int32_t* schedule(const backend::WorkRequest& request, void* stream);
   const Columns& columns(int32_t rows_per_slot, void* stream);
   // `words` on the matrix's device, complete there on return.
   detail::Buffer upload(const std::vector<uint32_t>& words, void* stream) const;
