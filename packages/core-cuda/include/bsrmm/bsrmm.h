@@ -263,7 +263,8 @@ BSRMM_API bsrmm_status bsrmm_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern,
  * "cpu_f32_rowmajor_blocked" or "sm80_f16_b64_mma_stages3". */
 BSRMM_API int32_t bsrmm_variant_count(void);
 BSRMM_API const char* bsrmm_variant_name(int32_t index);
-/* The variant the last successful bsrmm_matmul on this context ran ("" before any). */
+/* The variant the last successful bsrmm_matmul or bsrmm_sddmm on this context ran ("" before
+ * any), e.g. "cpu_sddmm_blocked" or "sm80_sddmm_bf16_mma16816_t128x128_yc". */
 BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);
 
 /* ---- tuner ----

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #if BSRMM_WITH_CUDA
 #include "../cuda/sddmm/sddmm_backend.hpp"
@@ -106,14 +108,15 @@ bsrmm::cpu::SddmmArgs cpu_args(const BsrMatrix& pattern, const bsrmm_dense& x,
       x, y, values, options.alpha, options.beta};
 }
 
-void run_cpu(bsrmm_context_s& ctx, const bsrmm::cpu::SddmmArgs& args) {
+std::string run_cpu(bsrmm_context_s& ctx, const bsrmm::cpu::SddmmArgs& args) {
   const int32_t threads = bsrmm::api::snapshot(ctx).num_threads;
   std::lock_guard<std::mutex> lock(ctx.cpu.mutex);
   bsrmm::cpu::sddmm_blocked(args, ctx.cpu.pool(threads), ctx.cpu.workspace);
+  return bsrmm::cpu::sddmm_blocked_variant;
 }
 
 #if BSRMM_WITH_CUDA
-void run_cuda(bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense& x,
+std::string run_cuda(bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense& x,
               const bsrmm_dense& y, const bsrmm_dense& values, const bsrmm_sddmm_options& options) {
   const bsrmm::matrix::BsrShape& shape = pattern.shape();
   const bsrmm::cuda::SddmmArgs args{shape.block_row_count,
@@ -130,7 +133,7 @@ void run_cuda(bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense&
                                     options.beta,
                                     ctx.device.ordinal,
                                     bsrmm::api::stream_of(ctx)};
-  bsrmm::cuda::sddmm(args);
+  return bsrmm::cuda::sddmm(args);
 }
 #endif
 
@@ -148,13 +151,16 @@ void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsr
   check_operands(context, pattern, dense_x, dense_y, dense_values);
   if (pattern.shape().nnzb == 0) return;
 
+  std::string ran;
   if (context.device.type == BSRMM_DEVICE_CPU) {
-    run_cpu(context, cpu_args(pattern, dense_x, dense_y, dense_values, opts));
-    return;
-  }
+    ran = run_cpu(context, cpu_args(pattern, dense_x, dense_y, dense_values, opts));
+  } else {
 #if BSRMM_WITH_CUDA
-  run_cuda(context, pattern, dense_x, dense_y, dense_values, opts);
+    ran = run_cuda(context, pattern, dense_x, dense_y, dense_values, opts);
 #endif
+  }
+  std::lock_guard<std::mutex> lock(context.settings_mutex);
+  context.last_variant = std::move(ran);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ class SddmmRules : public ::testing::Test {
 
 TEST_F(SddmmRules, ValidOperandsRun) {
   ASSERT_EQ(call(), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+  EXPECT_EQ(ctx_.last_variant(), "cpu_sddmm_blocked");
   for (int64_t b = 0; b < 12; ++b)
     for (int64_t e = 0; e < 4; ++e) EXPECT_EQ(values_.get(b, e), 5 * 0.5 * -1.5);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bsrmm::cuda {
 
@@ -29,6 +30,9 @@ struct SddmmArgs {
 // The SDDMM kernels compiled in, by name (sddmm_variants.cu).
 constexpr const char* sddmm_simt_prefix = "cuda_sddmm_simt_";
 constexpr const char* sddmm_mma_prefix = "sm80_sddmm_mma_";
+
+// Every SDDMM kernel compiled in, by name, in order of preference.
+std::vector<std::string> sddmm_variant_names();
 
 // Enqueues the SDDMM on args.stream with the best kernel that takes it and returns its name.
 // `variant` non-empty forces that kernel (UNSUPPORTED when it cannot take these arguments).

@@ -1,0 +1,178 @@
+// The CUDA SDDMM's kernels as named variants and the choice between them: the mma.sync kernel
+// (f16 / bf16, block sides multiples of its tile, X row-major, 16-byte aligned rows, T a
+// multiple of 8) at the largest tile that divides the block, else the SIMT kernel, which takes
+// everything. Names say dtype, instruction, tile and Y's layout, e.g.
+// "sm80_sddmm_bf16_mma16816_t128x128_yc" or "cuda_sddmm_simt_f64".
+#include "../runtime/cuda_check.hpp"
+#include "../runtime/device_guard.hpp"
+#include "../runtime/device_traits.hpp"
+#include "../runtime/dynamic_smem.hpp"
+#include "../sm80/tile_config.cuh"
+#include "mma_kernel.cuh"
+#include "sddmm_backend.hpp"
+#include "simt_kernel.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bsrmm::cuda {
+namespace {
+
+using sddmm_kernels::Params;
+
+inline bool aligned_to(const void* pointer, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
+
+template <typename T>
+Params<T> params_for(const SddmmArgs& a, int tile_m, int tile_n) {
+  Params<T> p{};
+  p.row_ptr = a.row_ptr;
+  p.col_idx = a.col_idx;
+  p.block_row_count = a.block_row_count;
+  p.block_height = a.block_height;
+  p.block_width = a.block_width;
+  p.nnzb = a.nnzb;
+  const bool x_row_major = a.x.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  p.x = static_cast<const T*>(a.x.data);
+  p.x_row_step = x_row_major ? a.x.ld : 1;
+  p.x_t_step = x_row_major ? 1 : a.x.ld;
+  const bool y_row_major = a.y.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  p.y = static_cast<const T*>(a.y.data);
+  p.y_t_step = y_row_major ? a.y.ld : 1;
+  p.y_col_step = y_row_major ? 1 : a.y.ld;
+  p.t_count = a.x.cols;
+  p.values = static_cast<T*>(a.values);
+  p.alpha = a.alpha;
+  p.beta = a.beta;
+  p.tiles_m = (a.block_height + tile_m - 1) / tile_m;
+  p.tiles_n = (a.block_width + tile_n - 1) / tile_n;
+  return p;
+}
+
+// The kernels loop over tiles, so the grid only has to fill the device many times over.
+unsigned grid_for(int64_t tiles) { return unsigned(std::min<int64_t>(tiles, int64_t(1) << 30)); }
+
+struct SddmmVariant {
+  std::string name;
+  bool (*supports)(const SddmmArgs& args, const DeviceTraits& device);
+  void (*launch)(const SddmmArgs& args);
+};
+
+// ---- SIMT: every dtype, block shape and layout ----
+
+template <typename T>
+bool simt_supports(const SddmmArgs& a, const DeviceTraits& device) {
+  return device.cc_major >= 8 && a.dtype == Element<T>::dtype && aligned_to(a.x.data, sizeof(T)) &&
+         aligned_to(a.y.data, sizeof(T)) && aligned_to(a.values, sizeof(T));
+}
+
+template <typename T>
+void simt_launch(const SddmmArgs& a) {
+  const Params<T> p = params_for<T>(a, sddmm_kernels::kSimtTile, sddmm_kernels::kSimtTile);
+  const int64_t tiles = a.nnzb * p.tiles_m * p.tiles_n;
+  sddmm_kernels::simt_sddmm_kernel<T>
+      <<<grid_for(tiles), sddmm_kernels::kSimtThreads, 0, static_cast<cudaStream_t>(a.stream)>>>(p);
+  check_launch("simt_sddmm_kernel");
+}
+
+template <typename T>
+SddmmVariant simt_variant(const char* dtype) {
+  return SddmmVariant{std::string(sddmm_simt_prefix) + dtype, &simt_supports<T>, &simt_launch<T>};
+}
+
+// ---- mma.sync (sm80 pieces): f16 / bf16 ----
+
+template <class Cfg>
+bool mma_supports(const SddmmArgs& a, const DeviceTraits& device) {
+  using T = typename Cfg::T;
+  constexpr int V = Cfg::kVector;
+  const bool y_layout_matches =
+      a.y.layout == (Cfg::kBColMajor ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR);
+  return device.cc_major >= 8 && a.dtype == Element<T>::dtype &&
+         a.block_height % Cfg::kBM == 0 && a.block_width % Cfg::kBN == 0 &&
+         a.x.layout == BSRMM_LAYOUT_ROW_MAJOR && a.x.ld % V == 0 && y_layout_matches &&
+         a.y.ld % V == 0 && a.x.cols % V == 0 && aligned_to(a.x.data, 16) &&
+         aligned_to(a.y.data, 16) && aligned_to(a.values, 4) &&
+         Cfg::kPipelineBytes <= device.max_smem_per_block_optin;
+}
+
+template <class Cfg>
+void mma_launch(const SddmmArgs& a) {
+  using T = typename Cfg::T;
+  const Params<T> p = params_for<T>(a, Cfg::kBM, Cfg::kBN);
+  const int64_t tiles = a.nnzb * p.tiles_m * p.tiles_n;
+  auto* kernel = &sddmm_kernels::mma_sddmm_kernel<Cfg>;
+  allow_dynamic_smem(kernel, Cfg::kPipelineBytes, a.device);
+  kernel<<<grid_for(tiles), Cfg::kThreads, Cfg::kPipelineBytes,
+           static_cast<cudaStream_t>(a.stream)>>>(p);
+  check_launch("mma_sddmm_kernel");
+}
+
+template <class Cfg>
+SddmmVariant mma_variant() {
+  return SddmmVariant{std::string(sddmm_mma_prefix) + Cfg::Traits::kDtype + "_" +
+                          Cfg::Traits::kOp + "_t" + std::to_string(Cfg::kBM) + "x" +
+                          std::to_string(Cfg::kBN) + (Cfg::kBColMajor ? "_yc" : "_yr"),
+                      &mma_supports<Cfg>, &mma_launch<Cfg>};
+}
+
+// KC = 32 (two k16 steps per stage), three stages. Warp tiles: 64 x 32 at 128 x 128 (8 warps),
+// 32 x 32 at 64 x 64, 16 x 16 below.
+template <sm80::Math math, int BM, int BN, int WarpsM, int WarpsN, bool YColMajor>
+using MmaConfig = sm80::TileConfig<math, BM, BN, 32, WarpsM, WarpsN, 3, YColMajor>;
+
+template <sm80::Math math, bool YColMajor>
+void add_mma(std::vector<SddmmVariant>& list) {
+  list.push_back(mma_variant<MmaConfig<math, 128, 128, 2, 4, YColMajor>>());
+  list.push_back(mma_variant<MmaConfig<math, 64, 64, 2, 2, YColMajor>>());
+  list.push_back(mma_variant<MmaConfig<math, 32, 32, 2, 2, YColMajor>>());
+  list.push_back(mma_variant<MmaConfig<math, 16, 16, 1, 1, YColMajor>>());
+}
+
+// In order of preference: larger mma tiles (more reuse per loaded chunk) first, SIMT last.
+const std::vector<SddmmVariant>& variants() {
+  static const std::vector<SddmmVariant> list = [] {
+    std::vector<SddmmVariant> v;
+    add_mma<sm80::Math::f16, true>(v);
+    add_mma<sm80::Math::f16, false>(v);
+    add_mma<sm80::Math::bf16, true>(v);
+    add_mma<sm80::Math::bf16, false>(v);
+    v.push_back(simt_variant<float>("f32"));
+    v.push_back(simt_variant<__half>("f16"));
+    v.push_back(simt_variant<__nv_bfloat16>("bf16"));
+    v.push_back(simt_variant<double>("f64"));
+    return v;
+  }();
+  return list;
+}
+
+}  // namespace
+
+std::vector<std::string> sddmm_variant_names() {
+  std::vector<std::string> names;
+  for (const SddmmVariant& v : variants()) names.push_back(v.name);
+  return names;
+}
+
+std::string sddmm(const SddmmArgs& args, const std::string& variant) {
+  const DeviceGuard guard(args.device);
+  const DeviceTraits& device = device_traits(args.device);
+  for (const SddmmVariant& v : variants()) {
+    if (!variant.empty() && v.name != variant) continue;
+    if (!v.supports(args, device)) {
+      if (variant.empty()) continue;
+      detail::fail(BSRMM_STATUS_UNSUPPORTED, "the SDDMM variant ", variant,
+                   " cannot take these operands (dtype, block shape, layouts, alignment or T)");
+    }
+    if (args.nnzb > 0) v.launch(args);
+    return v.name;
+  }
+  if (!variant.empty()) detail::fail(BSRMM_STATUS_UNSUPPORTED, "no SDDMM variant is named ", variant);
+  detail::fail(BSRMM_STATUS_UNSUPPORTED, "no CUDA SDDMM kernel takes these operands (the device "
+               "needs compute capability 8.0 and elements aligned to their size)");
+}
+
+}  // namespace bsrmm::cuda
