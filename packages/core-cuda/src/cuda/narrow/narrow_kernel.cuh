@@ -81,6 +81,13 @@ __device__ inline void load_run(const T* from, T (&to)[Count]) {
   }
 }
 
+// Where a lane is in its block row's positions: the block (counted from the row's first) and the
+// position inside it (0 .. lanes_per_block).
+struct Cursor {
+  int32_t block;
+  int32_t pos;
+};
+
 // One step of a lane: the A chunk it multiplies and where B's matching rows start.
 template <typename T, int Vec>
 struct Step {
@@ -115,20 +122,38 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
 
   // The lane's place in a step: position q of the step's `stride` covers block q / lanes_per_block
   // of the step, row (q % lanes_per_block) / lanes_per_row of the slice, chunk q % lanes_per_row.
+  // A lane walks its positions with a Cursor (block of the row, position in the block) advanced
+  // by a fixed amount per step: no division per step (the 64-bit divisions it replaced were
+  // most of the kernel's instructions at N = 1, docs/perf-log.md entry 42).
   const int32_t first = __ldg(p.row_ptr + block_row);
   const int32_t last = __ldg(p.row_ptr + block_row + 1);
-  const int64_t positions = unit_exists ? int64_t(last - first) * s.lanes_per_block : 0;
+  const int32_t row_blocks = unit_exists ? last - first : 0;
+  const int64_t positions = int64_t(row_blocks) * s.lanes_per_block;
   const bool lane_busy = lane < s.stride;
   const int32_t row_in_slice = (lane % s.lanes_per_block) / s.lanes_per_row;
   const int64_t a_row_offset = int64_t(slice * s.rows + row_in_slice) * bw;
-
-  // Producer: the block column of position q (a batch ahead of its use, so B's reads never
-  // wait behind it), then the A chunk and B row of the position.
-  auto load_column = [&](int64_t q) -> int32_t {
-    if (!lane_busy || q >= positions) return -1;
-    return __ldg(p.col_idx + first + q / s.lanes_per_block);
+  // Where lanes_per_block <= 32 a step moves whole blocks and a lane's chunk never changes;
+  // wider blocks (one row a warp) move the chunk too.
+  const int32_t fixed_part = (lane % s.lanes_per_block) % s.lanes_per_row;
+  const int32_t span = p.split * s.stride;  // positions between one warp's steps
+  const Cursor stride_step{span / s.lanes_per_block, span % s.lanes_per_block};
+  auto advance = [&](Cursor c) {
+    c.block += stride_step.block;
+    c.pos += stride_step.pos;
+    if (c.pos >= s.lanes_per_block) {
+      c.pos -= s.lanes_per_block;
+      ++c.block;
+    }
+    return c;
   };
-  auto load_step = [&](int64_t q, int32_t column) {
+
+  // Producer: the block column at a cursor (a batch ahead of its use, so B's reads never wait
+  // behind it), then the A chunk and B row there.
+  auto load_column = [&](Cursor c) -> int32_t {
+    if (!lane_busy || c.block >= row_blocks) return -1;
+    return __ldg(p.col_idx + first + c.block);
+  };
+  auto load_step = [&](Cursor c, int32_t column) {
     Step<T, Vec> step;
     if (column < 0) {
       step.b_row = -1;
@@ -136,9 +161,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
       for (int v = 0; v < Vec; ++v) step.a[v] = T(0.0f);
       return step;
     }
-    const int64_t block = first + q / s.lanes_per_block;
-    const int32_t part = int32_t(q % s.lanes_per_block) % s.lanes_per_row;
-    load_run<T, Vec>(p.values + block * block_elems + a_row_offset + int64_t(part) * Vec, step.a);
+    const int32_t part = s.rows == 1 ? c.pos : fixed_part;
+    load_run<T, Vec>(p.values + int64_t(first + c.block) * block_elems + a_row_offset + int64_t(part) * Vec, step.a);
     step.b_row = int64_t(column) * bw + int64_t(part) * Vec;
     return step;
   };
@@ -182,17 +206,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
   };
 
   constexpr int kD = kDepth<Cols>;
-  const int64_t span = int64_t(split) * s.stride;  // positions between one warp's steps
-  int64_t q = lane + int64_t(part_of_unit) * s.stride;
+  const int32_t start = lane + part_of_unit * s.stride;
+  // One cursor walks the batch's steps, then the next batch's (whose columns load now).
+  Cursor batch{start / s.lanes_per_block, start % s.lanes_per_block};
   int32_t columns[kD];
+  Cursor c = batch;
 #pragma unroll
-  for (int d = 0; d < kD; ++d) columns[d] = load_column(q + d * span);
-  for (; q - lane < positions; q += kD * span) {
+  for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
+  for (int64_t base = start - lane; base < positions; base += int64_t(kD) * span) {
     Step<T, Vec> steps[kD];
+    c = batch;
 #pragma unroll
-    for (int d = 0; d < kD; ++d) steps[d] = load_step(q + d * span, columns[d]);
+    for (int d = 0; d < kD; ++d, c = advance(c)) steps[d] = load_step(c, columns[d]);
+    batch = c;
 #pragma unroll
-    for (int d = 0; d < kD; ++d) columns[d] = load_column(q + (kD + d) * span);
+    for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
 #pragma unroll
     for (int d = 0; d < kD; ++d) multiply(steps[d]);
   }
