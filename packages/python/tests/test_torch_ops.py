@@ -199,8 +199,12 @@ def test_errors_name_the_argument(gen):
         bt.bsr_mm(values, key, x, torch.zeros(31), "none", False)
     with pytest.raises(ValueError, match="activation must be one of"):
         bt.bsr_mm(values, key, x, None, "tanh", False)
-    with pytest.raises(TypeError, match="x has dtype torch.float64 but the values have torch.float32"):
+    with pytest.raises(TypeError, match="x has dtype torch.float64 but values has torch.float32"):
         bt.bsr_mm(values, key, x.double(), None, "none", False)
+    with pytest.raises(TypeError, match="b has dtype torch.float64 but a has torch.float32"):
+        bt.sampled_mm(torch.zeros(32, 4), torch.zeros(4, 32, dtype=torch.float64), key)
+    with pytest.raises(ValueError, match="bias is on meta but values is on cpu"):
+        bt.bsr_mm(values, key, x, torch.zeros(32, device="meta"), "none", False)
     with pytest.raises(ValueError, match="b must be"):
         bt.sampled_mm(torch.zeros(32, 4), torch.zeros(5, 32), key)
     bt.release_pattern(key)

@@ -39,12 +39,20 @@ def _refuse_capture(tensor: torch.Tensor, op: str) -> None:
         )
 
 
-def _check_dtypes(reference: torch.Tensor, **tensors: Optional[torch.Tensor]) -> None:
+def _check_alike(reference_name: str, reference: torch.Tensor, **tensors: Optional[torch.Tensor]) -> None:
+    """Every tensor on ``reference``'s device and in its dtype: bsrmm computes in one dtype, on
+    one device, and converts nothing behind the caller's back."""
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.dtype != reference.dtype:
+        if tensor is None:
+            continue
+        if tensor.device != reference.device:
+            raise ValueError(
+                f"{name} is on {tensor.device} but {reference_name} is on {reference.device}"
+            )
+        if tensor.dtype != reference.dtype:
             raise TypeError(
-                f"{name} has dtype {tensor.dtype} but the values have {reference.dtype}: bsrmm "
-                "computes in the values' dtype, convert one of them"
+                f"{name} has dtype {tensor.dtype} but {reference_name} has {reference.dtype}: "
+                "bsrmm computes in one dtype, convert one of them"
             )
 
 
@@ -67,7 +75,7 @@ def _check_bsr_mm(
         raise ValueError(f"bias must have shape ({rows},); got {tuple(bias.shape)}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}; got {activation!r}")
-    _check_dtypes(values, x=x, bias=bias)
+    _check_alike("values", values, x=x, bias=bias)
     return rows, cols
 
 
@@ -109,7 +117,7 @@ def _check_sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: _patterns.Patte
         raise ValueError(
             f"b must be ({a.shape[1]}, {cols}) (a's columns x the pattern's); got {tuple(b.shape)}"
         )
-    _check_dtypes(a, b=b)
+    _check_alike("a", a, b=b)
 
 
 @torch.library.custom_op("bsrmm::sampled_mm", mutates_args=(), tags=_TAGS)
