@@ -1,5 +1,5 @@
 // Compiled (never run) by types.test.mjs against dist/esm/index.d.ts: results are typed by dtype.
-import { BsrMatrix, Tensor, matmul, matmulSync, type ArrayOf } from "../dist/esm/index.js";
+import { BsrMatrix, Tensor, matmul, matmulSync, sddmm, sddmmSync, type ArrayOf } from "../dist/esm/index.js";
 
 const arrays = { rows: 4, cols: 4, blockSize: 2, rowPtr: [0, 1, 2], colIdx: [0, 1] };
 const a32 = BsrMatrix.fromBsr({ ...arrays, values: new Float32Array(8) });
@@ -22,6 +22,16 @@ export const x64: Tensor<"f64"> = Tensor.from(new Float64Array(8), { rows: 4, co
 export const h: ArrayOf["f16"] = Tensor.zeros({ rows: 1, cols: 1, dtype: "f16" }).toArray();
 // @ts-expect-error an f32 matrix does not take an f64 tensor
 matmulSync(a32, x64);
+
+// The SDDMM: values typed by the pattern's dtype (arrays), or a tensor of it.
+export const v32: Float32Array = await sddmm(a32, new Float32Array(8), new Float32Array(8));
+export const v64: Float64Array = sddmmSync(a64, new Float64Array(8), { data: new Float64Array(8), rows: 2, cols: 4, layout: "col-major" });
+export const vt: Tensor<"f32"> = sddmmSync(a32, x, new Float32Array(8));
+export const vo: Tensor<"f32"> = await sddmm(a32, new Float32Array(8), new Float32Array(8), { out: Tensor.empty({ rows: 2, cols: 4 }) });
+// @ts-expect-error an f64 pattern's values are not a Float32Array
+export const wrongValues: Float32Array = sddmmSync(a64, new Float64Array(8), new Float64Array(8));
+// @ts-expect-error an f32 pattern does not take an f64 tensor
+sddmmSync(a32, x64, new Float32Array(8));
 
 // Both are Disposable: `using` frees them at the end of the scope.
 {

@@ -1,6 +1,7 @@
 // bsrmm for Node: block-sparse (BSR) x dense matrix multiply.
 //
 //   C = alpha * op(A) * B + beta * C      A: BsrMatrix, B and C: TypedArrays or Tensors
+//   values[b] = alpha * (X Y)[block b of A] + beta * values[b]      sddmm (the weight gradient)
 //
 // Inputs are checked here (types, lengths, shapes) before they reach the addon; every error is a
 // BsrmmError with a stable `code` (the C status name).
@@ -10,6 +11,7 @@ export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
 export { DTYPES, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 export { BsrMatrix, type BsrArrays, type BsrParts, type FromDenseOptions } from "./matrix.js";
 export { matmul, matmulSync, synchronize, type Activation, type ArrayMatmulOptions, type Dense, type MatmulOptions } from "./matmul.js";
+export { sddmm, sddmmSync, type ArraySddmmOptions, type SddmmOptions } from "./sddmm.js";
 export { Tensor, type TensorOptions } from "./tensor.js";
 export type { Device, Layout } from "./shape.js";
 

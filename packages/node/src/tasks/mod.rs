@@ -1,3 +1,4 @@
 //! Work that runs off the JS main thread (napi AsyncTask), one file per task.
 pub mod matmul;
 pub mod matmul_into;
+pub mod sddmm;
