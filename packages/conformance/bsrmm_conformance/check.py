@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import manifest, tolerance
+from . import manifest, sddmm, tolerance
 from .manifest import VectorCase
 
 
@@ -69,6 +69,8 @@ def reference(folder: Path, case: VectorCase) -> tuple[np.ndarray, np.ndarray]:
     """(float64 C, the magnitude tolerance.bound scales with) from the arrays the runners read."""
     load = lambda name: manifest.load_array(folder, case, name)  # noqa: E731
     ptr, idx = load("row_ptr"), load("col_idx")
+    if case.sddmm:
+        return _sddmm_reference(folder, case, ptr, idx)
     blocks = manifest.to_float64(load("values"), case.dtype).reshape(idx.size, case.bh, case.bw)
     a = np.zeros((case.rows, case.cols))
     view = a.reshape(case.rows // case.bh, case.bh, case.cols // case.bw, case.bw)
@@ -88,6 +90,22 @@ def reference(folder: Path, case: VectorCase) -> tuple[np.ndarray, np.ndarray]:
             bias = manifest.to_float64(load("bias"), case.bias_dtype)[:, None]
             value, magnitude = value + bias, magnitude + np.abs(bias)
     return activate(value, case.activation), magnitude
+
+
+def _sddmm_reference(folder: Path, case: VectorCase, ptr: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    load = lambda name, dtype: manifest.to_float64(manifest.load_array(folder, case, name), dtype)  # noqa: E731
+    x = dense(load("b", case.b_dtype), case.b_rows, case.b_cols, case.b_ld, case.b_layout)
+    y = dense(load("y", case.y_dtype), case.y_rows, case.y_cols, case.y_ld, case.y_layout)
+    # beta == 0: the values are not read (they hold NaN poison)
+    c0 = dense(load("c", case.c_dtype), case.c_rows, case.c_cols, case.c_ld, case.c_layout) if case.beta != 0 else None
+    return sddmm.reference(case, x, y, c0, ptr, idx)
+
+
+def inner_dimension(case: VectorCase) -> int:
+    """The length of each dot product: op(A)'s columns, or the SDDMM's T."""
+    if case.sddmm:
+        return case.b_cols
+    return case.rows if case.transpose else case.cols
 
 
 def check_output(folder: Path, case: VectorCase, path: Path, ref: np.ndarray, allowed: np.ndarray) -> Cell:
@@ -138,8 +156,7 @@ def check_case(folder: Path, case: VectorCase, results: dict[str, dict[str, Resu
     ref = allowed = None
     if case.expect == "ok":
         ref, magnitude = reference(folder, case)
-        k = case.rows if case.transpose else case.cols
-        allowed = tolerance.bound(case.dtype, k, magnitude, ref)
+        allowed = tolerance.bound(case.dtype, inner_dimension(case), magnitude, ref)
     for column, column_results in results.items():
         if isinstance(column_results, str):
             cells[column] = Cell("skip", "-", column_results)

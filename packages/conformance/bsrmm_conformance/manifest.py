@@ -2,12 +2,16 @@
 raw little-endian arrays per case. Plain text rather than JSON so that the C and Rust runners
 parse it with nothing but their standard library (README.md, "Vectors").
 
-    bsrmm-conformance 1
+    bsrmm-conformance 2
     case id=<id> expect=ok|BSRMM_STATUS_<...> dtype=float32 rows=64 cols=48 bh=16 bw=8 ...
 
 Arrays of case <id> live in <id>/: row_ptr.bin and col_idx.bin (int32), values.bin (A's dtype),
-b.bin (b_dtype), c.bin (c_dtype: C before the call, padding included) and bias.bin
-(bias_dtype, when bias=1). A dense buffer holds max(major * ld, (major - 1) * ld + minor) elements, where
+b.bin (b_dtype), c.bin (c_dtype: C before the call, padding included), bias.bin
+(bias_dtype, when bias=1) and, for an SDDMM (op=sddmm), y.bin (y_dtype).
+
+op=sddmm: values = alpha * (X Y)[A's stored blocks] + beta * values, with X in the b fields
+(rows x T), Y in the y fields (T x cols) and the values in the c fields (nnzb x bh * bw,
+row-major, A's block order); A's own values are not read. Other cases carry y_rows=0 y_cols=0. A dense buffer holds max(major * ld, (major - 1) * ld + minor) elements, where
 major is rows (row-major) or cols (column-major)."""
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ import numpy as np
 
 from bsrmm_bench import prng
 
-FORMAT = "bsrmm-conformance 1"
+FORMAT = "bsrmm-conformance 2"
 MANIFEST = "manifest.txt"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
-ARRAYS = ("row_ptr", "col_idx", "values", "b", "c", "bias")
+ARRAYS = ("row_ptr", "col_idx", "values", "b", "c", "bias", "y")
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ class VectorCase:
     bh: int
     bw: int
     sort: int  # 1: ask the constructor to sort column indices
-    op: str  # "none" | "transpose"
+    op: str  # "none" | "transpose" | "sddmm"
     b_rows: int
     b_cols: int
     b_layout: str  # "row" | "col"
@@ -55,6 +59,11 @@ class VectorCase:
     bias_dtype: str
     activation: str  # "none" | "relu" | "gelu" | "silu" | "unknown" (a bad input)
     c_aliases_b: int  # 1: pass B's memory as C (a bad input)
+    y_rows: int  # Y of an SDDMM (T x cols); 0 x 0 otherwise
+    y_cols: int
+    y_layout: str
+    y_ld: int
+    y_dtype: str
 
     def to_line(self) -> str:
         parts = []
@@ -80,6 +89,10 @@ class VectorCase:
     @property
     def transpose(self) -> bool:
         return self.op == "transpose"
+
+    @property
+    def sddmm(self) -> bool:
+        return self.op == "sddmm"
 
 
 def format_number(x: float) -> str:
@@ -155,5 +168,5 @@ def read(folder: Path) -> list[VectorCase]:
 def load_array(folder: Path, case: VectorCase, name: str) -> np.ndarray:
     dtype = {"row_ptr": np.int32, "col_idx": np.int32, "values": storage_dtype(case.dtype),
              "b": storage_dtype(case.b_dtype), "c": storage_dtype(case.c_dtype),
-             "bias": storage_dtype(case.bias_dtype)}[name]
+             "bias": storage_dtype(case.bias_dtype), "y": storage_dtype(case.y_dtype)}[name]
     return np.fromfile(folder / case.id / f"{name}.bin", dtype=np.dtype(dtype).newbyteorder("<"))

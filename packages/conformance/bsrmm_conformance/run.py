@@ -10,21 +10,22 @@ import sys
 import time
 from pathlib import Path
 
-from . import bad_inputs, check, manifest, vectors
+from . import bad_inputs, check, manifest, sddmm, vectors
 from .bindings import Binding, runner_env
 
 RUNNER_TIMEOUT_S = 600
 
 
 def write_vectors(folder: Path, suite: str, case_filter: str | None, device: str) -> list[manifest.VectorCase]:
-    """The suite's cases that run on `device`, then every bad input and mutated valid case."""
+    """The suite's cases that run on `device`, then every bad input and mutated valid case, then
+    the SDDMMs and their bad inputs (sddmm.py: every device)."""
     from bsrmm_bench import cases as bench_cases
     from bsrmm_bench.runner import select
 
     kind = "cuda" if device.startswith("cuda") else "cpu"
     chosen = [c for c in select(bench_cases.load_suite(suite), case_filter) if kind in c.devices]
     built = [(vectors.vector_case(c), vectors.case_arrays(c)) for c in chosen]
-    built += [v for v in bad_inputs.vectors() if not case_filter or _matches(case_filter, v[0].id)]
+    built += [v for v in bad_inputs.vectors() + sddmm.vectors() if not case_filter or _matches(case_filter, v[0].id)]
     manifest.write(folder, built)
     return [case for case, _ in built]
 

@@ -23,6 +23,7 @@ def vector_case(case: bench_cases.Case, **changes) -> VectorCase:
         alpha=float(case.alpha), beta=float(case.beta), bias=int(case.bias), bias_dtype=case.dtype,
         activation=case.activation,
         c_aliases_b=0,
+        y_rows=0, y_cols=0, y_layout="row", y_ld=1, y_dtype=case.dtype,
     )
     fields.update(changes)
     return VectorCase(**fields)

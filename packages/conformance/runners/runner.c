@@ -3,7 +3,8 @@
  *   bsrmm_conformance_c VECTORS OUT DEVICE        DEVICE: cpu | cuda:N
  *
  * Writes OUT/results.txt ("<id> ok", "<id> error <STATUS> <message>" or "<id> skip <reason>")
- * and OUT/<id>.bin, the whole C buffer after each successful multiply. The manifest format is
+ * and OUT/<id>.bin, the whole C buffer after each successful multiply (for op=sddmm: the
+ * values, through bsrmm_sddmm). The manifest format is
  * in packages/conformance/README.md. The C ABI takes bare pointers, so a case whose arrays are
  * shorter than its descriptor says is skipped: passing it would be an out-of-bounds read, not a
  * test of bsrmm. */
@@ -22,8 +23,9 @@
 
 typedef struct {
   char id[256], expect[64], dtype[16], op[16], b_layout[8], b_dtype[16], c_layout[8], c_dtype[16],
-      bias_dtype[16], activation[16];
-  long long rows, cols, bh, bw, sort, b_rows, b_cols, b_ld, c_rows, c_cols, c_ld, bias, c_aliases_b;
+      bias_dtype[16], activation[16], y_layout[8], y_dtype[16];
+  long long rows, cols, bh, bw, sort, b_rows, b_cols, b_ld, c_rows, c_cols, c_ld, bias, c_aliases_b,
+      y_rows, y_cols, y_ld;
   double alpha, beta;
 } vcase;
 
@@ -53,9 +55,9 @@ static void set_field(vcase* c, const char* key, const char* value) {
 #define INT(name) if (strcmp(key, #name) == 0) { c->name = strtoll(value, NULL, 10); return; }
 #define REAL(name) if (strcmp(key, #name) == 0) { c->name = strtod(value, NULL); return; }
   TEXT(id) TEXT(expect) TEXT(dtype) TEXT(op) TEXT(b_layout) TEXT(b_dtype) TEXT(c_layout)
-  TEXT(c_dtype) TEXT(bias_dtype) TEXT(activation)
+  TEXT(c_dtype) TEXT(bias_dtype) TEXT(activation) TEXT(y_layout) TEXT(y_dtype)
   INT(rows) INT(cols) INT(bh) INT(bw) INT(sort) INT(b_rows) INT(b_cols) INT(b_ld) INT(c_rows)
-  INT(c_cols) INT(c_ld) INT(bias) INT(c_aliases_b)
+  INT(c_cols) INT(c_ld) INT(bias) INT(c_aliases_b) INT(y_rows) INT(y_cols) INT(y_ld)
   REAL(alpha) REAL(beta)
 #undef TEXT
 #undef INT
@@ -146,16 +148,43 @@ static void place_free(const place* p, void* data) {
 #endif
 }
 
+static bsrmm_layout layout_of(const char* name) {
+  return strcmp(name, "row") == 0 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
+}
+
+/* The case's operation on matrix `a`, its operands already placed: C = alpha op(A) B + beta C
+ * (+ bias, activation), or for op=sddmm values (the c buffer) = alpha (X Y)[A's blocks] + beta
+ * values with X in the b buffer and Y in y_data. */
+static bsrmm_status run_operation(bsrmm_context_t ctx, const place* p, const vcase* c, bsrmm_matrix_t a,
+                                  void* b_data, void* c_data, void* bias_data, void* y_data) {
+  const bsrmm_dense bd = {b_data, c->b_rows, c->b_cols, c->b_ld, layout_of(c->b_layout), dtype_of(c->b_dtype), p->device};
+  bsrmm_dense cd = {c_data, c->c_rows, c->c_cols, c->c_ld, layout_of(c->c_layout), dtype_of(c->c_dtype), p->device};
+  if (strcmp(c->op, "sddmm") == 0) {
+    const bsrmm_dense yd = {y_data, c->y_rows, c->y_cols, c->y_ld, layout_of(c->y_layout), dtype_of(c->y_dtype), p->device};
+    bsrmm_sddmm_options options = bsrmm_sddmm_options_default();
+    options.alpha = c->alpha;
+    options.beta = c->beta;
+    return bsrmm_sddmm(ctx, a, &bd, &yd, &cd, &options);
+  }
+  bsrmm_matmul_options options = bsrmm_matmul_options_default();
+  options.op_a = strcmp(c->op, "transpose") == 0 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
+  options.alpha = c->alpha;
+  options.beta = c->beta;
+  options.bias = bias_data;
+  options.activation = activation_of(c->activation);
+  return bsrmm_matmul(ctx, a, &bd, &cd, &options);
+}
+
 /* Runs one case; writes its result line (without the id) into `result`. */
 static void run_case(bsrmm_context_t ctx, const place* p, const char* folder, const char* out, const vcase* c,
                      char* result, size_t result_size) {
   blob row_ptr = read_blob(folder, c->id, "row_ptr"), col_idx = read_blob(folder, c->id, "col_idx"),
        values = read_blob(folder, c->id, "values"), b = read_blob(folder, c->id, "b"),
-       cb = read_blob(folder, c->id, "c"), bias = read_blob(folder, c->id, "bias");
+       cb = read_blob(folder, c->id, "c"), bias = read_blob(folder, c->id, "bias"), y = read_blob(folder, c->id, "y");
   const bsrmm_dtype dtype = dtype_of(c->dtype), b_dtype = dtype_of(c->b_dtype), c_dtype = dtype_of(c->c_dtype);
   const long long nnzb = (long long)(col_idx.bytes / 4);
   bsrmm_matrix_t a = NULL;
-  void *b_data = NULL, *c_data = NULL, *bias_data = NULL;
+  void *b_data = NULL, *c_data = NULL, *bias_data = NULL, *y_data = NULL;
 
   const char* skip = NULL;
   if (c->rows >= 0 && c->bh > 0 && (long long)(row_ptr.bytes / 4) < c->rows / c->bh + 1) {
@@ -167,7 +196,9 @@ static void run_case(bsrmm_context_t ctx, const place* p, const char* folder, co
   } else if (c->bias && (long long)(bias.bytes / element_size(c_dtype)) != c->c_rows) {
     skip = "the C ABI takes the bias as a bare pointer to C.rows values: it has no length to get wrong";
   } else if ((long long)(b.bytes / element_size(b_dtype)) < span(c->b_rows, c->b_cols, c->b_ld, c->b_layout) ||
-             (long long)(cb.bytes / element_size(c_dtype)) < span(c->c_rows, c->c_cols, c->c_ld, c->c_layout)) {
+             (long long)(cb.bytes / element_size(c_dtype)) < span(c->c_rows, c->c_cols, c->c_ld, c->c_layout) ||
+             (c->y_rows > 0 && (long long)(y.bytes / element_size(dtype_of(c->y_dtype))) <
+                                   span(c->y_rows, c->y_cols, c->y_ld, c->y_layout))) {
     die("case %s: a dense buffer is shorter than its shape (a bad vectors folder)", c->id);
   }
   if (skip != NULL) {
@@ -183,17 +214,8 @@ static void run_case(bsrmm_context_t ctx, const place* p, const char* folder, co
     b_data = place_copy(p, &b);
     c_data = c->c_aliases_b ? b_data : place_copy(p, &cb);
     bias_data = c->bias ? place_copy(p, &bias) : NULL;
-    const bsrmm_layout b_layout = strcmp(c->b_layout, "row") == 0 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
-    const bsrmm_layout c_layout = strcmp(c->c_layout, "row") == 0 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
-    const bsrmm_dense bd = {b_data, c->b_rows, c->b_cols, c->b_ld, b_layout, b_dtype, p->device};
-    bsrmm_dense cd = {c_data, c->c_rows, c->c_cols, c->c_ld, c_layout, c_dtype, p->device};
-    bsrmm_matmul_options options = bsrmm_matmul_options_default();
-    options.op_a = strcmp(c->op, "transpose") == 0 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
-    options.alpha = c->alpha;
-    options.beta = c->beta;
-    options.bias = bias_data;
-    options.activation = activation_of(c->activation);
-    status = bsrmm_matmul(ctx, a, &bd, &cd, &options);
+    y_data = strcmp(c->op, "sddmm") == 0 ? place_copy(p, &y) : NULL;
+    status = run_operation(ctx, p, c, a, b_data, c_data, bias_data, y_data);
     if (status == BSRMM_STATUS_SUCCESS) status = bsrmm_context_synchronize(ctx);
   }
   if (status != BSRMM_STATUS_SUCCESS) {
@@ -215,12 +237,14 @@ done:
   if (b_data != NULL) place_free(p, b_data);
   if (c_data != NULL && c_data != b_data) place_free(p, c_data);
   if (bias_data != NULL) place_free(p, bias_data);
+  if (y_data != NULL) place_free(p, y_data);
   free(row_ptr.data);
   free(col_idx.data);
   free(values.data);
   free(b.data);
   free(cb.data);
   free(bias.data);
+  free(y.data);
 }
 
 int main(int argc, char** argv) {
@@ -254,8 +278,8 @@ int main(int argc, char** argv) {
   if (results == NULL) die("cannot write %s", path);
 
   static char line[8192];
-  if (fgets(line, sizeof line, manifest) == NULL || strncmp(line, "bsrmm-conformance 1", 19) != 0) {
-    die("%s/manifest.txt: not a bsrmm-conformance 1 manifest", folder);
+  if (fgets(line, sizeof line, manifest) == NULL || strncmp(line, "bsrmm-conformance 2", 19) != 0) {
+    die("%s/manifest.txt: not a bsrmm-conformance 2 manifest", folder);
   }
   while (fgets(line, sizeof line, manifest) != NULL) {
     char* token = strtok(line, " \n");

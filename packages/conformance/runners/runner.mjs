@@ -1,5 +1,6 @@
 // The Node binding's conformance runner: every case of a vectors folder through the `bsrmm` npm
-// package's public API (BsrMatrix.fromBsr, the Promise-returning matmul), as a user calls it.
+// package's public API (BsrMatrix.fromBsr, the Promise-returning matmul and, for op=sddmm, sddmm),
+// as a user calls it.
 //
 //   node runner.mjs VECTORS OUT DEVICE        DEVICE: cpu | cuda:N
 //
@@ -9,18 +10,20 @@
 // here first, and the result is placed back into the case's C buffer (the padding untouched).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BsrMatrix, BsrmmError, matmul } from "bsrmm";
+import { BsrMatrix, BsrmmError, matmul, sddmm } from "bsrmm";
 
 const DTYPE = { float32: "f32", float64: "f64", float16: "f16", bfloat16: "bf16" };
 const ARRAY = { float32: Float32Array, float64: Float64Array, float16: Uint16Array, bfloat16: Uint16Array };
-const INTEGER_FIELDS = new Set(["rows", "cols", "bh", "bw", "sort", "b_rows", "b_cols", "b_ld", "c_rows", "c_cols", "c_ld", "bias", "c_aliases_b"]);
+const INTEGER_FIELDS = new Set([
+  "rows", "cols", "bh", "bw", "sort", "b_rows", "b_cols", "b_ld", "c_rows", "c_cols", "c_ld", "bias", "c_aliases_b", "y_rows", "y_cols", "y_ld",
+]);
 
 class Skip extends Error {}
 const NO_LD = "the Node API takes packed arrays: it has no leading dimension to pass";
 
 function readManifest(folder) {
   const [format, ...lines] = readFileSync(join(folder, "manifest.txt"), "utf8").split("\n");
-  if (format !== "bsrmm-conformance 1") throw new Error(`${folder}/manifest.txt: not a bsrmm-conformance 1 manifest`);
+  if (format !== "bsrmm-conformance 2") throw new Error(`${folder}/manifest.txt: not a bsrmm-conformance 2 manifest`);
   return lines.filter((line) => line.trim() !== "").map((line) => {
     const [head, ...tokens] = line.trim().split(/\s+/);
     if (head !== "case") throw new Error(`manifest line must start with 'case': ${line}`);
@@ -53,6 +56,31 @@ function packed(buffer, rows, cols, ld, layout) {
   return out;
 }
 
+const layoutName = (layout) => (layout === "row" ? "row-major" : "col-major");
+
+/** Writes the rows x cols result (packed, in `layout`) into the case's C buffer and saves it. */
+function save(folder, c, out, result) {
+  const cBuffer = load(folder, c, "c", ARRAY[c.c_dtype]);
+  const cMinor = c.c_layout === "row" ? c.c_cols : c.c_rows;
+  // f16 comes back as a Float16Array where the runtime has one: its bits are what the file holds.
+  const values = result instanceof Float32Array || result instanceof Float64Array ? result : new Uint16Array(result.buffer, result.byteOffset, result.length);
+  for (let i = 0; i < c.c_rows; i++) for (let j = 0; j < c.c_cols; j++) cBuffer[offset(i, j, c.c_ld, c.c_layout)] = values[offset(i, j, cMinor, c.c_layout)];
+  writeFileSync(join(out, `${c.id}.bin`), new Uint8Array(cBuffer.buffer, cBuffer.byteOffset, cBuffer.byteLength));
+}
+
+/** values = alpha (X Y)[A's blocks] + beta values: X in the b fields, Y in the y fields, the values in c. */
+async function runSddmm(folder, c, a, out) {
+  if (c.c_layout !== "row") throw new Skip("the Node API's values are a packed array in the pattern's block order: they have no layout to pass");
+  const operand = (name, prefix) => ({
+    data: packed(load(folder, c, name, ARRAY[c[`${prefix}_dtype`]]), c[`${prefix}_rows`], c[`${prefix}_cols`], c[`${prefix}_ld`], c[`${prefix}_layout`]),
+    rows: c[`${prefix}_rows`], cols: c[`${prefix}_cols`], layout: layoutName(c[`${prefix}_layout`]),
+  });
+  const options = { alpha: c.alpha, beta: c.beta };
+  if (c.beta !== 0) options.values = packed(load(folder, c, "c", ARRAY[c.c_dtype]), c.c_rows, c.c_cols, c.c_ld, c.c_layout);
+  save(folder, c, out, await sddmm(a, operand("b", "b"), operand("y", "y"), options));
+  return "ok";
+}
+
 async function runCase(folder, c, device, out) {
   if (c.c_aliases_b) throw new Skip("the Node API copies its operands when the call is made: C cannot alias B");
   const cMinor = c.c_layout === "row" ? c.c_cols : c.c_rows;
@@ -62,7 +90,7 @@ async function runCase(folder, c, device, out) {
     rowPtr: load(folder, c, "row_ptr", Int32Array), colIdx: load(folder, c, "col_idx", Int32Array),
     values: load(folder, c, "values", ARRAY[c.dtype]), dtype: DTYPE[c.dtype], device, sortIndices: c.sort === 1,
   });
-  const layoutName = (layout) => (layout === "row" ? "row-major" : "col-major");
+  if (c.op === "sddmm") return runSddmm(folder, c, a, out);
   const bBuffer = load(folder, c, "b", ARRAY[c.b_dtype]);
   const cBuffer = load(folder, c, "c", ARRAY[c.c_dtype]);
   const options = {
@@ -71,11 +99,7 @@ async function runCase(folder, c, device, out) {
   if (c.beta !== 0) options.c = packed(cBuffer, c.c_rows, c.c_cols, c.c_ld, c.c_layout);
   if (c.bias) options.bias = load(folder, c, "bias", ARRAY[c.bias_dtype]);
   const b = { data: packed(bBuffer, c.b_rows, c.b_cols, c.b_ld, c.b_layout), rows: c.b_rows, cols: c.b_cols, layout: layoutName(c.b_layout) };
-  const result = await matmul(a, b, options);
-  // f16 comes back as a Float16Array where the runtime has one: its bits are what the file holds.
-  const values = result instanceof Float32Array || result instanceof Float64Array ? result : new Uint16Array(result.buffer, result.byteOffset, result.length);
-  for (let i = 0; i < c.c_rows; i++) for (let j = 0; j < c.c_cols; j++) cBuffer[offset(i, j, c.c_ld, c.c_layout)] = values[offset(i, j, cMinor, c.c_layout)];
-  writeFileSync(join(out, `${c.id}.bin`), new Uint8Array(cBuffer.buffer, cBuffer.byteOffset, cBuffer.byteLength));
+  save(folder, c, out, await matmul(a, b, options));
   return "ok";
 }
 

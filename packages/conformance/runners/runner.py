@@ -93,6 +93,8 @@ def run_case(folder: Path, case: manifest.VectorCase, place, out: Path) -> str:
     values = numpy_view(stored, case.dtype).reshape(nnzb, case.bh, case.bw)
     a = bsrmm.BsrMatrix.from_arrays(load("row_ptr"), col_idx, values,
                                     (case.rows, case.cols), sort_indices=bool(case.sort), device=place.name)
+    if case.sddmm:
+        return run_sddmm(folder, case, place, out, a)
     extent = case.b_cols if case.b_layout == "row" else case.b_rows
     if case.b_ld < extent:
         return ("skip a leading dimension below B's extent is, in numpy, a view with overlapping "
@@ -109,6 +111,24 @@ def run_case(folder: Path, case: manifest.VectorCase, place, out: Path) -> str:
                  activation=ACTIVATION[case.activation])
     place.synchronize()
     to_storage(c_buffer).tofile(out / f"{case.id}.bin")
+    return "ok"
+
+
+def run_sddmm(folder: Path, case: manifest.VectorCase, place, out: Path, a) -> str:
+    """values = alpha * (X Y)[A's blocks] + beta * values, into the case's values as `out`
+    (nnzb, bh, bw): X in the b fields, Y in the y fields (manifest.py)."""
+    load = lambda name: manifest.load_array(folder, case, name)  # noqa: E731
+    x = strided(place.array(load("b"), case.b_dtype), case.b_rows, case.b_cols, case.b_ld, case.b_layout)
+    y = strided(place.array(load("y"), case.y_dtype), case.y_rows, case.y_cols, case.y_ld, case.y_layout)
+    if case.bh == 0 or case.c_cols % case.bh != 0:
+        return f"skip values of {case.c_cols} columns are not whole rows of {case.bh}-high blocks: not expressible as (nnzb, bh, bw)"
+    values_buffer = place.array(load("c"), case.c_dtype)
+    values = strided(values_buffer, case.c_rows, case.c_cols, case.c_ld, case.c_layout).reshape(case.c_rows, case.bh, case.c_cols // case.bh)
+    result = bsrmm.sddmm(a, x, y, alpha=case.alpha, beta=case.beta, out=values)
+    place.synchronize()
+    if result is not values:
+        return "error AssertionError bsrmm.sddmm(out=values) returned another array than out"
+    to_storage(values_buffer).tofile(out / f"{case.id}.bin")
     return "ok"
 
 

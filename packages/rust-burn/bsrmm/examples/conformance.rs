@@ -13,8 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bsrmm::{
-    bf16, f16, matmul_into, Activation, BsrMatrix, Context, CreateOptions, DenseMut, DenseRef, Device, DeviceBuffer,
-    Element, Layout, MatmulOptions, Op,
+    bf16, f16, matmul_into, sddmm_into, Activation, BsrMatrix, Context, CreateOptions, DenseMut, DenseRef, Device,
+    DeviceBuffer, Element, Layout, MatmulOptions, Op, SddmmOptions,
 };
 
 /// An element as the vectors store it: little-endian bytes.
@@ -69,7 +69,7 @@ enum Outcome {
 fn read_manifest(folder: &Path) -> Vec<Case> {
     let text = fs::read_to_string(folder.join("manifest.txt")).expect("cannot read manifest.txt");
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("bsrmm-conformance 1"), "not a bsrmm-conformance 1 manifest");
+    assert_eq!(lines.next(), Some("bsrmm-conformance 2"), "not a bsrmm-conformance 2 manifest");
     lines
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
@@ -94,10 +94,69 @@ fn size(case: &Case, key: &str) -> Option<usize> {
     usize::try_from(case.int(key)).ok()
 }
 
+fn write_output<T: Raw>(out: &Path, case: &Case, values: Vec<T>) {
+    let mut bytes = Vec::with_capacity(values.len() * T::SIZE);
+    values.into_iter().for_each(|x| x.to_le(&mut bytes));
+    fs::write(out.join(format!("{}.bin", case.text("id"))), bytes).expect("cannot write an output");
+}
+
+fn load_matrix<T: Raw>(ctx: &Context, folder: &Path, case: &Case, rows: usize, cols: usize, block: (usize, usize)) -> bsrmm::Result<BsrMatrix<T>> {
+    BsrMatrix::<T>::from_bsr(
+        ctx,
+        rows,
+        cols,
+        block,
+        &load_indices(folder, case, "row_ptr"),
+        &load_indices(folder, case, "col_idx"),
+        &load::<T>(folder, case, "values"),
+        CreateOptions { sort_indices: case.int("sort") != 0 },
+    )
+}
+
+/// `values = alpha * (X Y)[A's blocks] + beta * values`: X in the b fields, Y in the y fields,
+/// the values in the c fields.
+fn run_sddmm<T: Raw>(ctx: &Context, folder: &Path, case: &Case, out: &Path) -> bsrmm::Result<Outcome> {
+    let sizes: Option<Vec<usize>> = ["rows", "cols", "bh", "bw", "b_rows", "b_cols", "b_ld", "y_rows", "y_cols", "y_ld", "c_rows", "c_cols", "c_ld"]
+        .iter()
+        .map(|k| size(case, k))
+        .collect();
+    let Some(&[rows, cols, bh, bw, x_rows, x_cols, x_ld, y_rows, y_cols, y_ld, v_rows, v_cols, v_ld]) = sizes.as_deref() else {
+        return Ok(Outcome::Skip("sizes are usize in the Rust API: a negative size does not compile"));
+    };
+    let pattern = load_matrix::<T>(ctx, folder, case, rows, cols, (bh, bw))?;
+    let (x_host, y_host) = (load::<T>(folder, case, "b"), load::<T>(folder, case, "y"));
+    let mut values = load::<T>(folder, case, "c");
+    let (x_layout, y_layout, v_layout) = (case.layout("b_layout"), case.layout("y_layout"), case.layout("c_layout"));
+    let options = SddmmOptions::new().alpha(case.real("alpha")).beta(case.real("beta"));
+    match ctx.device() {
+        Device::Cpu => {
+            let x = DenseRef::new(&x_host, x_rows, x_cols, x_ld, x_layout)?;
+            let y = DenseRef::new(&y_host, y_rows, y_cols, y_ld, y_layout)?;
+            sddmm_into(ctx, &pattern, x, y, DenseMut::new(&mut values, v_rows, v_cols, v_ld, v_layout)?, &options)?;
+        }
+        device => {
+            let (x_dev, y_dev) = (DeviceBuffer::from_host(device, &x_host)?, DeviceBuffer::from_host(device, &y_host)?);
+            let mut v_dev = DeviceBuffer::from_host(device, &values)?;
+            let x = x_dev.view(x_rows, x_cols, x_ld, x_layout)?;
+            let y = y_dev.view(y_rows, y_cols, y_ld, y_layout)?;
+            sddmm_into(ctx, &pattern, x, y, v_dev.view_mut(v_rows, v_cols, v_ld, v_layout)?, &options)?;
+            ctx.synchronize()?;
+            v_dev.copy_to_host(&mut values)?;
+        }
+    }
+    write_output(out, case, values);
+    Ok(Outcome::Ok)
+}
+
 fn run_case<T: Raw>(ctx: &Context, folder: &Path, case: &Case, out: &Path) -> bsrmm::Result<Outcome> {
     let dtype = case.text("dtype");
-    if case.text("b_dtype") != dtype || case.text("c_dtype") != dtype || case.text("bias_dtype") != dtype {
-        return Ok(Outcome::Skip("the Rust API is generic over one element type: B, C or a bias of another dtype than A does not compile"));
+    if case.text("b_dtype") != dtype || case.text("c_dtype") != dtype || case.text("bias_dtype") != dtype || case.text("y_dtype") != dtype {
+        return Ok(Outcome::Skip(
+            "the Rust API is generic over one element type: B (or X), Y, C (or the values) or a bias of another dtype than A does not compile",
+        ));
+    }
+    if case.text("op") == "sddmm" {
+        return run_sddmm::<T>(ctx, folder, case, out);
     }
     let sizes: Option<Vec<usize>> =
         ["rows", "cols", "bh", "bw", "b_rows", "b_cols", "b_ld", "c_rows", "c_cols", "c_ld"].iter().map(|k| size(case, k)).collect();
@@ -114,16 +173,7 @@ fn run_case<T: Raw>(ctx: &Context, folder: &Path, case: &Case, out: &Path) -> bs
     if case.int("c_aliases_b") != 0 {
         return Ok(Outcome::Skip("Rust's borrow rules forbid C aliasing B (a &mut and a & of one buffer)"));
     }
-    let a = BsrMatrix::<T>::from_bsr(
-        ctx,
-        rows,
-        cols,
-        (bh, bw),
-        &load_indices(folder, case, "row_ptr"),
-        &load_indices(folder, case, "col_idx"),
-        &load::<T>(folder, case, "values"),
-        CreateOptions { sort_indices: case.int("sort") != 0 },
-    )?;
+    let a = load_matrix::<T>(ctx, folder, case, rows, cols, (bh, bw))?;
     let b_host = load::<T>(folder, case, "b");
     let mut c_host = load::<T>(folder, case, "c");
     let bias_host = if case.int("bias") != 0 { Some(load::<T>(folder, case, "bias")) } else { None };
@@ -156,9 +206,7 @@ fn run_case<T: Raw>(ctx: &Context, folder: &Path, case: &Case, out: &Path) -> bs
             c_dev.copy_to_host(&mut c_host)?;
         }
     }
-    let mut bytes = Vec::with_capacity(c_host.len() * T::SIZE);
-    c_host.into_iter().for_each(|x| x.to_le(&mut bytes));
-    fs::write(out.join(format!("{}.bin", case.text("id"))), bytes).expect("cannot write an output");
+    write_output(out, case, c_host);
     Ok(Outcome::Ok)
 }
 
