@@ -1,9 +1,11 @@
 // bsrmm_sddmm: check the pattern, X, Y and values against each other and the context, then run
-// the CPU kernel (context's pool and workspace) or enqueue the CUDA one on the context's stream.
+// it through the context's backend (src/backend: the CPU's pool, or the GPU on the context's
+// stream) and record the kernel that ran as the context's last variant.
+#include "../backend/backend.hpp"
 #include "../common/dtype.hpp"
-#include "../cpu/sddmm.hpp"
 #include "../device/device_runtime.hpp"
 #include "../matrix/dense_operand.hpp"
+#include "execution.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
@@ -14,10 +16,6 @@
 #include <mutex>
 #include <string>
 #include <utility>
-
-#if BSRMM_WITH_CUDA
-#include "../cuda/sddmm/sddmm_backend.hpp"
-#endif
 
 namespace {
 
@@ -98,44 +96,33 @@ void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& pattern, const 
   }
 }
 
-bsrmm::cpu::SddmmArgs cpu_args(const BsrMatrix& pattern, const bsrmm_dense& x,
-                               const bsrmm_dense& y, const bsrmm_dense& values,
-                               const bsrmm_sddmm_options& options) {
+// The operands as the backends see them: the pattern's structure where it lives (host arrays,
+// or a CUDA matrix's device mirrors; no plan is built), X, Y and values as given.
+bsrmm::backend::SddmmArgs backend_args(const BsrMatrix& pattern, const bsrmm_dense& x,
+                                       const bsrmm_dense& y, const bsrmm_dense& values,
+                                       const bsrmm_sddmm_options& options,
+                                       const bsrmm::api::ContextSettings& settings) {
   const bsrmm::matrix::BsrShape& shape = pattern.shape();
-  return bsrmm::cpu::SddmmArgs{
-      bsrmm::cpu::SddmmPattern{shape.block_row_count, shape.block_height, shape.block_width,
-                               shape.nnzb, pattern.row_ptr().data(), pattern.col_idx().data()},
-      x, y, values, options.alpha, options.beta};
+  bsrmm::backend::SddmmArgs args;
+  bsrmm::backend::BsrView& view = args.pattern;
+  view.block_row_count = shape.block_row_count;
+  view.block_col_count = shape.block_col_count;
+  view.block_height = shape.block_height;
+  view.block_width = shape.block_width;
+  view.nnzb = shape.nnzb;
+  view.dtype = pattern.dtype();
+  const bool on_host = pattern.device().type == BSRMM_DEVICE_CPU;
+  view.row_ptr = on_host ? pattern.row_ptr().data() : pattern.device_row_ptr().as<const int32_t>();
+  view.col_idx = on_host ? pattern.col_idx().data() : pattern.device_col_idx().as<const int32_t>();
+  args.x = x;
+  args.y = y;
+  args.values = values;
+  args.alpha = options.alpha;
+  args.beta = options.beta;
+  args.device = pattern.device().ordinal;
+  args.stream = settings.stream;
+  return args;
 }
-
-std::string run_cpu(bsrmm_context_s& ctx, const bsrmm::cpu::SddmmArgs& args) {
-  const int32_t threads = bsrmm::api::snapshot(ctx).num_threads;
-  std::lock_guard<std::mutex> lock(ctx.cpu.mutex);
-  bsrmm::cpu::sddmm_blocked(args, ctx.cpu.pool(threads), ctx.cpu.workspace);
-  return bsrmm::cpu::sddmm_blocked_variant;
-}
-
-#if BSRMM_WITH_CUDA
-std::string run_cuda(bsrmm_context_s& ctx, const BsrMatrix& pattern, const bsrmm_dense& x,
-              const bsrmm_dense& y, const bsrmm_dense& values, const bsrmm_sddmm_options& options) {
-  const bsrmm::matrix::BsrShape& shape = pattern.shape();
-  const bsrmm::cuda::SddmmArgs args{shape.block_row_count,
-                                    shape.block_height,
-                                    shape.block_width,
-                                    shape.nnzb,
-                                    pattern.device_row_ptr().as<const int32_t>(),
-                                    pattern.device_col_idx().as<const int32_t>(),
-                                    x,
-                                    y,
-                                    values.data,
-                                    pattern.dtype(),
-                                    options.alpha,
-                                    options.beta,
-                                    ctx.device.ordinal,
-                                    bsrmm::api::stream_of(ctx)};
-  return bsrmm::cuda::sddmm(args);
-}
-#endif
 
 void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsrmm_dense* x,
                    const bsrmm_dense* y, bsrmm_dense* values, const bsrmm_sddmm_options* options) {
@@ -151,14 +138,9 @@ void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsr
   check_operands(context, pattern, dense_x, dense_y, dense_values);
   if (pattern.shape().nnzb == 0) return;
 
-  std::string ran;
-  if (context.device.type == BSRMM_DEVICE_CPU) {
-    ran = run_cpu(context, cpu_args(pattern, dense_x, dense_y, dense_values, opts));
-  } else {
-#if BSRMM_WITH_CUDA
-    ran = run_cuda(context, pattern, dense_x, dense_y, dense_values, opts);
-#endif
-  }
+  const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
+  std::string ran = bsrmm::api::backend_for(context, settings)
+                        ->sddmm(backend_args(pattern, dense_x, dense_y, dense_values, opts, settings), {});
   std::lock_guard<std::mutex> lock(context.settings_mutex);
   context.last_variant = std::move(ran);
 }

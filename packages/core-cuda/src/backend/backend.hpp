@@ -48,6 +48,10 @@ class Backend {
   virtual std::vector<Candidate> matmul_candidates(const MatmulArgs& args) = 0;
   // One run of `run` on these arguments, in milliseconds by clock().
   virtual double time_matmul(const MatmulArgs& args, const Candidate& run) = 0;
+
+  // ---- sddmm: values[b] = alpha * (X Y)[block b] + beta * values[b] (not tuned) ----
+  // Runs `run` (its variant empty: the backend's pick) and returns the variant that ran.
+  virtual std::string sddmm(const SddmmArgs& args, const Candidate& run) = 0;
 };
 
 }  // namespace bsrmm::backend

@@ -109,4 +109,18 @@ struct MatmulArgs {
   WorkListSource* work_lists = nullptr;  // GPU: the matrix's balanced schedules; null: round robin
 };
 
+// The SDDMM (bsrmm_sddmm): for every stored block b of `pattern`,
+//   values[b] = alpha * (X Y)[rows and columns of block b] + beta * values[b].
+// Only the pattern's structure is read (its values and plan aids are not).
+struct SddmmArgs {
+  BsrView pattern;         // row_ptr / col_idx where the pattern lives
+  DenseView x{};           // block_row_count * block_height rows, T columns
+  DenseView y{};           // T rows, block_col_count * block_width columns
+  DenseView values{};      // nnzb rows of block_height * block_width, row-major, ld = cols
+  double alpha = 1.0;
+  double beta = 0.0;       // 0: values are only written
+  int device = 0;          // GPU ordinal
+  void* stream = nullptr;  // GPU stream the work is ordered on
+};
+
 }  // namespace bsrmm::backend

@@ -3,6 +3,7 @@
 #include "../common/error.hpp"
 #include "../tune/cpu_identity.hpp"
 #include "blas_library.hpp"
+#include "sddmm.hpp"
 
 #include <chrono>
 #include <mutex>
@@ -115,6 +116,21 @@ double CpuBackend::time_matmul(const MatmulArgs& args, const backend::Candidate&
   matmul(args, run);
   const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
   return elapsed.count();
+}
+
+std::string CpuBackend::sddmm(const backend::SddmmArgs& args, const backend::Candidate& run) {
+  const bool reference = run.variant == sddmm_reference_variant;
+  if (!run.variant.empty() && !reference && run.variant != sddmm_blocked_variant)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", run.variant, "' is not a CPU SDDMM variant (",
+                 sddmm_blocked_variant, ", ", sddmm_reference_variant, ")");
+  std::lock_guard<std::mutex> lock(workers_.mutex);
+  detail::ThreadPool& pool = workers_.pool(run.threads > 0 ? run.threads : threads_);
+  if (reference) {
+    sddmm_reference(args, pool);
+    return sddmm_reference_variant;
+  }
+  sddmm_blocked(args, pool, workers_.workspace);
+  return sddmm_blocked_variant;
 }
 
 }  // namespace bsrmm::cpu

@@ -79,6 +79,9 @@ class CpuBackend final : public backend::Backend {
   std::vector<backend::Candidate> matmul_candidates(const MatmulArgs& args) override;
   double time_matmul(const MatmulArgs& args, const backend::Candidate& run) override;
 
+  // cpu_sddmm_blocked (the pick) or cpu_sddmm_reference_f64acc (forced), sddmm.hpp.
+  std::string sddmm(const backend::SddmmArgs& args, const backend::Candidate& run) override;
+
  private:
   // cpu_dense_blas's placement for the call's product (computed once: a backend serves one call).
   const DenseDecision& dense_decision(const MatmulArgs& args);

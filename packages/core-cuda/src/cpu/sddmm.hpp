@@ -9,6 +9,7 @@
 //   sddmm_reference  plain loops accumulating in f64 for every dtype: the oracle tests trust.
 #pragma once
 
+#include "../backend/operands.hpp"
 #include "../common/thread_pool.hpp"
 #include "../device/buffer.hpp"
 
@@ -18,24 +19,9 @@
 
 namespace bsrmm::cpu {
 
-// The pattern's structure; its values are never read.
-struct SddmmPattern {
-  int64_t block_row_count;
-  int32_t block_height;
-  int32_t block_width;
-  int64_t nnzb;
-  const int32_t* row_ptr;  // block_row_count + 1
-  const int32_t* col_idx;  // nnzb
-};
-
-struct SddmmArgs {
-  SddmmPattern pattern;
-  bsrmm_dense x;       // block_row_count * block_height rows, T columns
-  bsrmm_dense y;       // T rows, the pattern's columns
-  bsrmm_dense values;  // nnzb rows of block_height * block_width, row-major, ld = cols
-  double alpha;
-  double beta;  // 0: values are only written
-};
+// The operands as every backend sees them (src/backend/operands.hpp): the pattern's host
+// structure, X, Y and values in host memory.
+using SddmmArgs = backend::SddmmArgs;
 
 constexpr const char* sddmm_blocked_variant = "cpu_sddmm_blocked";
 constexpr const char* sddmm_reference_variant = "cpu_sddmm_reference_f64acc";

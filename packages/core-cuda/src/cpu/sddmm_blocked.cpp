@@ -90,7 +90,7 @@ bool needs_packing(Strides s) {
 
 template <typename S, typename C>
 struct Job {
-  SddmmPattern pattern;
+  backend::BsrView pattern;
   Panel<C> x;
   Panel<C> y;
   int64_t t_count;
@@ -116,7 +116,7 @@ BSRMM_CPU_INLINE void store_block(const Job<S, C>& job, const C* partial, S* out
 // Blocks [begin, end) of the pattern's stored order; `partial` holds bh * bw compute elements.
 template <typename S, typename C>
 BSRMM_CPU_INLINE void run_blocks(const Job<S, C>& job, int64_t begin, int64_t end, C* partial) {
-  const SddmmPattern& p = job.pattern;
+  const backend::BsrView& p = job.pattern;
   const int32_t bh = p.block_height;
   const int32_t bw = p.block_width;
   const int64_t block_elements = int64_t{bh} * bw;
@@ -163,7 +163,7 @@ constexpr std::size_t round_up(std::size_t bytes) {
 
 template <typename S, typename C>
 void run(const SddmmArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
-  const SddmmPattern& p = args.pattern;
+  const backend::BsrView& p = args.pattern;
   const int64_t m = args.x.rows;
   const int64_t t_count = args.x.cols;
   const int64_t k = args.y.cols;

@@ -19,7 +19,7 @@ inline int64_t offset(const bsrmm_dense& d, int64_t row, int64_t col) {
 
 template <typename S>
 void reference_blocks(const SddmmArgs& args, int64_t begin, int64_t end) {
-  const SddmmPattern& p = args.pattern;
+  const backend::BsrView& p = args.pattern;
   const S* x = static_cast<const S*>(args.x.data);
   const S* y = static_cast<const S*>(args.y.data);
   S* values = static_cast<S*>(args.values.data);

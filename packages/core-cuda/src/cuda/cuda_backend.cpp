@@ -1,6 +1,7 @@
 // The Backend interface over the CUDA backend's functions: the registry's matmul and its
 // ranked supporting variants, event timing, the device's identity. Host C++ only.
 #include "cuda_backend.hpp"
+#include "sddmm/sddmm_backend.hpp"
 
 namespace bsrmm::cuda {
 namespace {
@@ -27,6 +28,9 @@ class CudaBackend final : public backend::Backend {
   }
   double time_matmul(const MatmulArgs& args, const backend::Candidate& run) override {
     return cuda::time_matmul(args, run.variant);
+  }
+  std::string sddmm(const backend::SddmmArgs& args, const backend::Candidate& run) override {
+    return cuda::sddmm(args, run.variant);
   }
 
  private:

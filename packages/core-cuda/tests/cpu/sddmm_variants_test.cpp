@@ -16,10 +16,21 @@ namespace {
 cpu::SddmmArgs args_for(const HostBsr& pattern, HostDense& x, HostDense& y, HostDense& values,
                         const std::vector<int32_t>& row_ptr, const std::vector<int32_t>& col_idx,
                         double alpha, double beta) {
-  return cpu::SddmmArgs{cpu::SddmmPattern{static_cast<int64_t>(row_ptr.size()) - 1,
-                                          pattern.block_height, pattern.block_width, pattern.nnzb(),
-                                          row_ptr.data(), col_idx.data()},
-                        x.desc(), y.desc(), values.desc(), alpha, beta};
+  cpu::SddmmArgs args;
+  args.pattern.block_row_count = static_cast<int64_t>(row_ptr.size()) - 1;
+  args.pattern.block_col_count = pattern.cols / pattern.block_width;
+  args.pattern.block_height = pattern.block_height;
+  args.pattern.block_width = pattern.block_width;
+  args.pattern.nnzb = pattern.nnzb();
+  args.pattern.row_ptr = row_ptr.data();
+  args.pattern.col_idx = col_idx.data();
+  args.pattern.dtype = pattern.dtype;
+  args.x = x.desc();
+  args.y = y.desc();
+  args.values = values.desc();
+  args.alpha = alpha;
+  args.beta = beta;
+  return args;
 }
 
 TEST(SddmmVariants, BothMatchTheTestReference) {

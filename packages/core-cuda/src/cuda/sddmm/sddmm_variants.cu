@@ -28,13 +28,14 @@ inline bool aligned_to(const void* pointer, std::size_t bytes) {
 
 template <typename T>
 Params<T> params_for(const SddmmArgs& a, int tile_m, int tile_n) {
+  const backend::BsrView& pattern = a.pattern;
   Params<T> p{};
-  p.row_ptr = a.row_ptr;
-  p.col_idx = a.col_idx;
-  p.block_row_count = a.block_row_count;
-  p.block_height = a.block_height;
-  p.block_width = a.block_width;
-  p.nnzb = a.nnzb;
+  p.row_ptr = pattern.row_ptr;
+  p.col_idx = pattern.col_idx;
+  p.block_row_count = pattern.block_row_count;
+  p.block_height = pattern.block_height;
+  p.block_width = pattern.block_width;
+  p.nnzb = pattern.nnzb;
   const bool x_row_major = a.x.layout == BSRMM_LAYOUT_ROW_MAJOR;
   p.x = static_cast<const T*>(a.x.data);
   p.x_row_step = x_row_major ? a.x.ld : 1;
@@ -44,11 +45,11 @@ Params<T> params_for(const SddmmArgs& a, int tile_m, int tile_n) {
   p.y_t_step = y_row_major ? a.y.ld : 1;
   p.y_col_step = y_row_major ? 1 : a.y.ld;
   p.t_count = a.x.cols;
-  p.values = static_cast<T*>(a.values);
+  p.values = static_cast<T*>(a.values.data);
   p.alpha = a.alpha;
   p.beta = a.beta;
-  p.tiles_m = (a.block_height + tile_m - 1) / tile_m;
-  p.tiles_n = (a.block_width + tile_n - 1) / tile_n;
+  p.tiles_m = (pattern.block_height + tile_m - 1) / tile_m;
+  p.tiles_n = (pattern.block_width + tile_n - 1) / tile_n;
   return p;
 }
 
@@ -65,14 +66,15 @@ struct SddmmVariant {
 
 template <typename T>
 bool simt_supports(const SddmmArgs& a, const DeviceTraits& device) {
-  return device.cc_major >= 8 && a.dtype == Element<T>::dtype && aligned_to(a.x.data, sizeof(T)) &&
-         aligned_to(a.y.data, sizeof(T)) && aligned_to(a.values, sizeof(T));
+  return device.cc_major >= 8 && a.values.dtype == Element<T>::dtype &&
+         aligned_to(a.x.data, sizeof(T)) && aligned_to(a.y.data, sizeof(T)) &&
+         aligned_to(a.values.data, sizeof(T));
 }
 
 template <typename T>
 void simt_launch(const SddmmArgs& a) {
   const Params<T> p = params_for<T>(a, sddmm_kernels::kSimtTile, sddmm_kernels::kSimtTile);
-  const int64_t tiles = a.nnzb * p.tiles_m * p.tiles_n;
+  const int64_t tiles = a.pattern.nnzb * p.tiles_m * p.tiles_n;
   sddmm_kernels::simt_sddmm_kernel<T>
       <<<grid_for(tiles), sddmm_kernels::kSimtThreads, 0, static_cast<cudaStream_t>(a.stream)>>>(p);
   check_launch("simt_sddmm_kernel");
@@ -91,11 +93,11 @@ bool mma_supports(const SddmmArgs& a, const DeviceTraits& device) {
   constexpr int V = Cfg::kVector;
   const bool y_layout_matches =
       a.y.layout == (Cfg::kBColMajor ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR);
-  return device.cc_major >= 8 && a.dtype == Element<T>::dtype &&
-         a.block_height % Cfg::kBM == 0 && a.block_width % Cfg::kBN == 0 &&
+  return device.cc_major >= 8 && a.values.dtype == Element<T>::dtype &&
+         a.pattern.block_height % Cfg::kBM == 0 && a.pattern.block_width % Cfg::kBN == 0 &&
          a.x.layout == BSRMM_LAYOUT_ROW_MAJOR && a.x.ld % V == 0 && y_layout_matches &&
          a.y.ld % V == 0 && a.x.cols % V == 0 && aligned_to(a.x.data, 16) &&
-         aligned_to(a.y.data, 16) && aligned_to(a.values, 4) &&
+         aligned_to(a.y.data, 16) && aligned_to(a.values.data, 4) &&
          Cfg::kPipelineBytes <= device.max_smem_per_block_optin;
 }
 
@@ -103,7 +105,7 @@ template <class Cfg>
 void mma_launch(const SddmmArgs& a) {
   using T = typename Cfg::T;
   const Params<T> p = params_for<T>(a, Cfg::kBM, Cfg::kBN);
-  const int64_t tiles = a.nnzb * p.tiles_m * p.tiles_n;
+  const int64_t tiles = a.pattern.nnzb * p.tiles_m * p.tiles_n;
   auto* kernel = &sddmm_kernels::mma_sddmm_kernel<Cfg>;
   allow_dynamic_smem(kernel, Cfg::kPipelineBytes, a.device);
   kernel<<<grid_for(tiles), Cfg::kThreads, Cfg::kPipelineBytes,
@@ -167,7 +169,7 @@ std::string sddmm(const SddmmArgs& args, const std::string& variant) {
       detail::fail(BSRMM_STATUS_UNSUPPORTED, "the SDDMM variant ", variant,
                    " cannot take these operands (dtype, block shape, layouts, alignment or T)");
     }
-    if (args.nnzb > 0) v.launch(args);
+    if (args.pattern.nnzb > 0) v.launch(args);
     return v.name;
   }
   if (!variant.empty()) detail::fail(BSRMM_STATUS_UNSUPPORTED, "no SDDMM variant is named ", variant);
