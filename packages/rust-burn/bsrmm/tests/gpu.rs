@@ -1,4 +1,4 @@
-//! GPU multiplies: every dtype, matrices made from host arrays, from device arrays and from another
+//! GPU multiplies and SDDMMs: every dtype, matrices made from host arrays, from device arrays and from another
 //! matrix's structure with borrowed device values, dense
 //! operands in device memory (both layouts, with the epilogue) and host data staged through
 //! device buffers, and the errors a GPU call must give. Skips (with the reason) where bsrmm
@@ -8,10 +8,10 @@
 mod common;
 
 use bsrmm::{
-    bf16, f16, matmul_into, Activation, BsrMatrix, Context, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout,
-    MatmulOptions, Op,
+    bf16, f16, matmul_into, sddmm_into, Activation, BsrMatrix, Context, DenseMut, DenseRef, Device, DeviceBuffer, Element,
+    Layout, MatmulOptions, Op, SddmmOptions,
 };
-use common::{check, reference, RandomBsr, Rng};
+use common::{check, reference, sddmm_reference, RandomBsr, Rng};
 
 fn gpu_or_skip(test: &str) -> Option<Context> {
     let Some(reason) = bsrmm::cuda_unavailable_reason() else {
@@ -238,6 +238,62 @@ fn gpu_host_data_round_trips_through_device_buffers() {
     assert_eq!(buffer.to_vec().unwrap(), data);
     let mut short = vec![bf16::from_f64(0.0); 999];
     assert_eq!(buffer.copy_to_host(&mut short).unwrap_err().code(), "BSRMM_STATUS_INVALID_ARGUMENT");
+}
+
+/// The SDDMM with X, Y and the values in device buffers: X and Y in both layouts, padded, beta
+/// = 0 over NaN-poisoned values and beta != 0, blocks from 16 (SIMT) to 128 (tensor cores).
+fn gpu_sddmm_case<T: Element>(gpu: &Context, seed: u64, block: (usize, usize), t: usize, x_layout: Layout, y_layout: Layout, beta: f64) {
+    let mut rng = Rng::new(seed);
+    let a = RandomBsr::<T>::new(&mut rng, 3, 4, block, 0.5);
+    let (matrix, _arrays) = gpu_matrix(gpu, &a, Source::HostCopy);
+    let (bh, bw) = block;
+    let nnzb = a.col_idx.len();
+    let pad = 3;
+    let fill = |rows: usize, cols: usize, layout: Layout, rng: &mut Rng| {
+        let (mut data, ld) = common::strided::<T>(rows, cols, layout, pad, T::from_f64(f64::NAN));
+        for i in 0..rows {
+            for j in 0..cols {
+                data[layout.offset(i, j, ld)] = T::from_f64(rng.value());
+            }
+        }
+        (data, ld)
+    };
+    let (x, ld_x) = fill(a.rows, t, x_layout, &mut rng);
+    let (y, ld_y) = fill(t, a.cols, y_layout, &mut rng);
+    let values0: Vec<T> = (0..nnzb * bh * bw).map(|_| T::from_f64(if beta != 0.0 { rng.value() } else { f64::NAN })).collect();
+    let (d_x, d_y) = (DeviceBuffer::from_host(Device::Cuda(0), &x).unwrap(), DeviceBuffer::from_host(Device::Cuda(0), &y).unwrap());
+    let mut d_values = DeviceBuffer::from_host(Device::Cuda(0), &values0).unwrap();
+    sddmm_into(
+        gpu,
+        &matrix,
+        d_x.view(a.rows, t, ld_x, x_layout).unwrap(),
+        d_y.view(t, a.cols, ld_y, y_layout).unwrap(),
+        d_values.view_mut(nnzb, bh * bw, bh * bw, Layout::RowMajor).unwrap(),
+        &SddmmOptions::new().alpha(-0.5).beta(beta),
+    )
+    .unwrap();
+    gpu.synchronize().unwrap();
+    let got = d_values.to_vec().unwrap();
+    let at = |data: &[T], layout: Layout, ld: usize, i: usize, j: usize| data[layout.offset(i, j, ld)].to_f64();
+    let want = sddmm_reference(&a, |i, p| at(&x, x_layout, ld_x, i, p), |p, j| at(&y, y_layout, ld_y, p, j), t, -0.5, beta, &values0);
+    let what = format!("GPU {:?} sddmm blocks {block:?} t={t} X {x_layout:?} Y {y_layout:?} beta {beta}", T::DTYPE);
+    check::<T>(&what, &want, |b, e| got[b * bh * bw + e]);
+}
+
+#[test]
+fn gpu_sddmm_matches_reference() {
+    let Some(gpu) = gpu_or_skip("gpu_sddmm_matches_reference") else { return };
+    let mut seed = 900;
+    for (block, t) in [((16, 16), 40), ((32, 64), 72), ((64, 64), 128), ((128, 128), 64), ((3, 5), 9)] {
+        for (x_layout, y_layout) in [(Layout::RowMajor, Layout::ColMajor), (Layout::ColMajor, Layout::RowMajor)] {
+            let beta = if seed % 2 == 0 { 0.0 } else { 0.5 };
+            gpu_sddmm_case::<f32>(&gpu, seed, block, t, x_layout, y_layout, beta);
+            gpu_sddmm_case::<f16>(&gpu, seed + 1, block, t, x_layout, y_layout, beta);
+            gpu_sddmm_case::<bf16>(&gpu, seed + 2, block, t, x_layout, y_layout, beta);
+            gpu_sddmm_case::<f64>(&gpu, seed + 3, block, t, x_layout, y_layout, beta);
+            seed += 5;
+        }
+    }
 }
 
 fn assert_invalid<T: std::fmt::Debug>(what: &str, result: bsrmm::Result<T>, needle: &str) {

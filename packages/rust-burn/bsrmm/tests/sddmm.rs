@@ -7,7 +7,7 @@ mod common;
 use bsrmm::{
     bf16, f16, sddmm, sddmm_into, BsrMatrix, Context, DenseMut, DenseRef, Device, Element, Layout, SddmmOptions, Status,
 };
-use common::{check, strided, RandomBsr, Reference, Rng};
+use common::{check, sddmm_reference, strided, RandomBsr, Rng};
 
 struct Case {
     block_rows: usize,
@@ -32,47 +32,6 @@ fn operand<T: Element>(rng: &mut Rng, rows: usize, cols: usize, layout: Layout, 
         }
     }
     (data, ld)
-}
-
-/// `alpha * (X Y)[block b] + beta * values0[b]` in f64 for every stored block, as an
-/// `nnzb x (bh * bw)` reference with each element's magnitude sum.
-fn sddmm_reference<T: Element>(
-    a: &RandomBsr<T>,
-    x: impl Fn(usize, usize) -> f64,
-    y: impl Fn(usize, usize) -> f64,
-    t: usize,
-    alpha: f64,
-    beta: f64,
-    values0: &[T],
-) -> Reference {
-    let (bh, bw) = a.block;
-    let nnzb = a.col_idx.len();
-    let (mut values, mut magnitude) = (vec![0.0; nnzb * bh * bw], vec![0.0; nnzb * bh * bw]);
-    for r in 0..a.row_ptr.len() - 1 {
-        for k in a.row_ptr[r] as usize..a.row_ptr[r + 1] as usize {
-            let c = a.col_idx[k] as usize;
-            for i in 0..bh {
-                for j in 0..bw {
-                    let (mut acc, mut mag) = (0.0, 0.0);
-                    for p in 0..t {
-                        let prod = x(r * bh + i, p) * y(p, c * bw + j);
-                        acc += prod;
-                        mag += prod.abs();
-                    }
-                    let e = (k * bh + i) * bw + j;
-                    let mut v = alpha * acc;
-                    mag *= alpha.abs();
-                    if beta != 0.0 {
-                        v += beta * values0[e].to_f64();
-                        mag += (beta * values0[e].to_f64()).abs();
-                    }
-                    values[e] = v;
-                    magnitude[e] = mag + v.abs();
-                }
-            }
-        }
-    }
-    Reference { values, magnitude, rows: nnzb, cols: bh * bw }
 }
 
 fn run_case<T: Element>(ctx: &Context, case: &Case, seed: u64) {
