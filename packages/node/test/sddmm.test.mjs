@@ -4,8 +4,9 @@
 // sync; then its errors, each a BsrmmError with the C status name as `code`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import * as bsrmm from "../dist/esm/index.js";
 import { BsrMatrix, BsrmmError, Tensor, sddmm, sddmmSync } from "../dist/esm/index.js";
-import { DTYPES, at, randomBsr, rng } from "./helpers.mjs";
+import { DTYPES, at, cudaOrSkip, randomBsr, rng } from "./helpers.mjs";
 
 /** alpha * (X Y)[block b] + beta * values0[b] in float64 for every stored block, with each element's magnitude. */
 function reference(a, x, xLayout, y, yLayout, t, alpha, beta, values0) {
@@ -153,4 +154,29 @@ test("bad input is a BsrmmError with the C status name (checked before the nativ
   // A disposed pattern.
   pattern.dispose();
   rejects(() => sddmmSync(pattern, X(4, 5), X(5, 6)), INVALID, "disposed");
+});
+
+test("cuda:0: tensors in place and arrays staged, f32/f16/bf16, blocks 16 to 128, match the float64 reference", async (t) => {
+  if (!cudaOrSkip(t, bsrmm)) return;
+  const r = rng(7200);
+  for (const dtype of ["f32", "f16", "bf16"]) {
+    const make = DTYPES[dtype].make;
+    for (const [block, tLen] of [[[16, 16], 40], [[64, 64], 96], [[128, 128], 64], [[32, 64], 72]]) {
+      const a = randomBsr(r, dtype, 3, 2, block, 0.6);
+      const pattern = BsrMatrix.fromBsr({ ...a, dtype, device: "cuda:0" });
+      const x = make(Array.from({ length: a.rows * tLen }, () => r.value()));
+      const y = make(Array.from({ length: tLen * a.cols }, () => r.value()));
+      const want = reference(a, x, "row-major", y, "col-major", tLen, 1, 0, null);
+      const Y = { data: y, rows: tLen, cols: a.cols, layout: "col-major" };
+      check(`${dtype} ${block} arrays on cuda:0`, dtype, await sddmm(pattern, { data: x, rows: a.rows, cols: tLen }, Y), want);
+      const device = "cuda:0";
+      const xt = Tensor.from(x, { rows: a.rows, cols: tLen, dtype, device });
+      const yt = Tensor.from(y, { rows: tLen, cols: a.cols, layout: "col-major", dtype, device });
+      const out = Tensor.empty({ rows: pattern.nnzb, cols: block[0] * block[1], dtype, device });
+      assert.equal(await sddmm(pattern, xt, yt, { out }), out);
+      check(`${dtype} ${block} tensors on cuda:0`, dtype, out.toArray(), want);
+    }
+  }
+  const pattern = BsrMatrix.fromBsr({ rows: 4, cols: 4, blockSize: 2, rowPtr: [0, 1, 1], colIdx: [1], values: new Float32Array(4), device: "cuda:0" });
+  rejects(() => sddmmSync(pattern, Tensor.zeros({ rows: 4, cols: 2 }), Tensor.zeros({ rows: 2, cols: 4, device: "cuda:0" })), "BSRMM_STATUS_INVALID_ARGUMENT", "X is a tensor on cpu");
 });
