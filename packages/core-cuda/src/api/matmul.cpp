@@ -138,9 +138,6 @@ std::optional<bsrmm::tuner::Decision> tuner_decision(bsrmm::api::Execution& exec
 std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bsrmm_dense& b,
                      const bsrmm_dense& c, const bsrmm_matmul_options& options, bool tune_now) {
   const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
-  if (context.device.type == BSRMM_DEVICE_CUDA && !bsrmm::detail::cuda_compiled()) {
-    bsrmm::detail::fail(BSRMM_STATUS_NO_DEVICE, bsrmm::detail::built_without_cuda());
-  }
   // A multiply enqueued into a CUDA graph capture runs what it can without allocating, copying
   // from the host or waiting on the stream (a plan still to build says so, before enqueuing
   // anything), and never measures: the heuristic's pick or a choice this process already made.

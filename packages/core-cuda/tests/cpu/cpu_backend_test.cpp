@@ -1,8 +1,8 @@
 // The CPU backend through the Backend interface (src/backend/backend.hpp), as src/api calls it:
 // every variant and the heuristic's pick against float64 on fresh random operands with a
 // NaN-poisoned C; the dense copy asked for only by the variant that reads it, and the heuristic
-// falling back to the blocked kernel when that copy finds no memory; the tuner's candidates
-// (thread counts, the reference variant only for small problems); names it does not run refused.
+// falling back to a sparse variant when that copy finds no memory; the tuner's candidates (the
+// heuristic's pick first, thread counts); names it does not run refused.
 #include "../../src/common/error.hpp"
 #include "../../src/cpu/blas_library.hpp"
 #include "../support/dense_reference.hpp"
@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -140,8 +141,8 @@ TEST(CpuBackend, EveryVariantAndTheHeuristicMatchFloat64) {
 }
 
 // Where the heuristic would pick the dense GEMM, a dense copy that finds no memory makes it run
-// the blocked kernel instead, with the right answer; forcing the GEMM reports the memory error.
-TEST(CpuBackend, HeuristicRunsBlockedWhenTheDenseCopyFindsNoMemory) {
+// its sparse pick instead, with the right answer; forcing the GEMM reports the memory error.
+TEST(CpuBackend, HeuristicRunsASparseVariantWhenTheDenseCopyFindsNoMemory) {
   if (!blas_found()) GTEST_SKIP() << "no CBLAS: the heuristic never places cpu_dense_blas first";
   detail::CpuWorkers workers;
   Product product(3, 24, 24, 4, 4, 1.0, 64, BSRMM_DTYPE_F32, false);
@@ -154,9 +155,11 @@ TEST(CpuBackend, HeuristicRunsBlockedWhenTheDenseCopyFindsNoMemory) {
     GTEST_SKIP() << "this BLAS is not a known optimised one: the heuristic never places the GEMM first";
 
   cpu::CpuBackend backend(workers, 0);
-  EXPECT_EQ(backend.matmul(args, backend::Candidate{}), cpu::blocked_variant);
+  const std::string ran = backend.matmul(args, backend::Candidate{});
+  EXPECT_NE(ran, cpu::dense_variant);
+  EXPECT_NE(ran, cpu::reference_variant) << "the oracle is never the heuristic's pick";
   EXPECT_EQ(dense_copy.requests, 1);
-  expect_matches(product.c, product.expected(args), "after the dense copy found no memory");
+  expect_matches(product.c, product.expected(args), "after the dense copy found no memory, " + ran);
 
   const auto forced = outcome([&] { backend.matmul(args, backend::Candidate{cpu::dense_variant, 0}); });
   EXPECT_EQ(forced.first, BSRMM_STATUS_OUT_OF_MEMORY) << forced.second;
@@ -176,39 +179,50 @@ TEST(CpuBackend, TimedRunsWriteTheProductToo) {
   EXPECT_EQ(backend.arch(), "cpu");
 }
 
-TEST(CpuBackend, CandidatesFollowTheThreadSettingAndTheReferenceLimit) {
+// The tuner's candidates: CPU variants only, the heuristic's pick first; a thread setting is
+// kept as it is, and without one each variant comes at the default count, then at the powers of
+// two below it, descending to 1.
+TEST(CpuBackend, CandidatesStartWithTheHeuristicsPickAndFollowTheThreadSetting) {
   detail::CpuWorkers workers;
-  // 8 x 8 blocks of 4 x 4, all stored: 1024 values; N 64 is 2^16 multiply-adds (the reference
-  // variant is timed), N 512 is 2^19 (it is not).
-  Product small(7, 8, 8, 4, 4, 1.0, 64, BSRMM_DTYPE_F32, false);
-  Product large(7, 8, 8, 4, 4, 1.0, 512, BSRMM_DTYPE_F32, false);
-  ASSERT_EQ(small.a.nnzb(), 64);
-  CpuOperands small_operands(small.a, small.b, small.c);
-  CpuOperands large_operands(large.a, large.b, large.c);
+  const std::vector<std::string> names = cpu::variant_names();
+  const auto is_cpu_variant = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  uint64_t seed = 21;
+  for (auto [bh, bw] : {std::pair<int32_t, int32_t>{4, 4}, {2, 3}, {16, 16}})
+    for (int64_t n : {1, 64, 512}) {
+      Product product(seed++, 8, 8, bh, bw, 0.3, n, BSRMM_DTYPE_F32, false);
+      CpuOperands operands(product.a, product.b, product.c);
+      const std::string what = std::to_string(bh) + "x" + std::to_string(bw) + " N " + std::to_string(n);
 
-  cpu::CpuBackend three(workers, 3);
-  const std::vector<backend::Candidate> fixed = three.matmul_candidates(small_operands.args);
-  ASSERT_EQ(fixed.size(), 2u);
-  EXPECT_EQ(fixed[0].variant, cpu::blocked_variant);
-  EXPECT_EQ(fixed[1].variant, cpu::reference_variant);
-  for (const backend::Candidate& candidate : fixed) EXPECT_EQ(candidate.threads, 3);
-  const std::vector<backend::Candidate> fixed_large = three.matmul_candidates(large_operands.args);
-  ASSERT_EQ(fixed_large.size(), 1u);
-  EXPECT_EQ(fixed_large[0].variant, cpu::blocked_variant);
+      cpu::CpuBackend three(workers, 3);
+      const std::vector<backend::Candidate> fixed = three.matmul_candidates(operands.args);
+      ASSERT_FALSE(fixed.empty()) << what;
+      for (const backend::Candidate& candidate : fixed) {
+        EXPECT_EQ(candidate.threads, 3) << what;
+        EXPECT_TRUE(is_cpu_variant(candidate.variant)) << what << ": " << candidate.variant;
+      }
+      EXPECT_EQ(fixed.front().variant, three.matmul(operands.args, backend::Candidate{}))
+          << what << ": the heuristic's pick comes first";
 
-  // Setting 0: the default count first, then powers of two below it, descending to 1.
-  cpu::CpuBackend chosen(workers, 0);
-  const std::vector<backend::Candidate> counts = chosen.matmul_candidates(large_operands.args);
-  ASSERT_FALSE(counts.empty());
-  EXPECT_EQ(counts.front().threads, workers.default_threads);
-  for (std::size_t i = 1; i < counts.size(); ++i) {
-    EXPECT_LT(counts[i].threads, counts[i - 1].threads);
-    EXPECT_EQ(counts[i].threads & (counts[i].threads - 1), 0) << counts[i].threads << " is not a power of two";
-    EXPECT_EQ(counts[i].variant, cpu::blocked_variant);
-  }
-  EXPECT_EQ(counts.back().threads, 1);
-  EXPECT_TRUE(counts.size() == 1 || counts[1].threads * 2 >= workers.default_threads)
-      << "the largest power of two below the default comes second";
+      cpu::CpuBackend chosen(workers, 0);
+      const std::vector<backend::Candidate> counts = chosen.matmul_candidates(operands.args);
+      ASSERT_FALSE(counts.empty()) << what;
+      EXPECT_EQ(counts.front().threads, workers.default_threads) << what;
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        const bool starts = i == 0 || counts[i].variant != counts[i - 1].variant;
+        if (starts) {
+          EXPECT_EQ(counts[i].threads, workers.default_threads) << what << ": " << counts[i].variant;
+          continue;
+        }
+        EXPECT_LT(counts[i].threads, counts[i - 1].threads) << what;
+        EXPECT_EQ(counts[i].threads & (counts[i].threads - 1), 0) << counts[i].threads << " is not a power of two";
+        if (counts[i - 1].threads == workers.default_threads)
+          EXPECT_GE(counts[i].threads * 2, workers.default_threads)
+              << what << ": the largest power of two below the default comes next";
+      }
+      EXPECT_EQ(counts.back().threads, 1) << what;
+    }
 }
 
 TEST(CpuBackend, RefusesNamesItDoesNotRun) {
