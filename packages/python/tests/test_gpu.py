@@ -275,3 +275,38 @@ def test_cupy_arrays_on_the_current_stream(cupy, dtype):
                                      cupy.asarray(parts[2]), shape)
     assert a2.device == "cpu"
     np.testing.assert_array_equal(a2.to_dense().astype(np.float64), dense)
+
+
+# ---- sddmm on the GPU ----
+
+
+@pytest.mark.parametrize("dtype", GPU_DTYPES)
+def test_sddmm_torch_cuda_matches_float64(dtype):
+    """dW = sddmm(W, dY, X.T) with torch CUDA tensors (X.T a column-major view, read in place):
+    f16 / bf16 at block 16 run the mma.sync kernel, the others the SIMT one; out starts as NaN."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rng, parts, shape, _ = _case(40, dtype)
+    indptr, indices, _ = parts
+    w = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    tokens = 72
+    x_host = random_values(rng, (shape[1], tokens), dtype)
+    dy_host = random_values(rng, (shape[0], tokens), dtype)
+    torch_dtype = getattr(torch, dtype)
+    x = torch.from_numpy(x_host.astype(np.float32)).to(device="cuda", dtype=torch_dtype)
+    dy = torch.from_numpy(dy_host.astype(np.float32)).to(device="cuda", dtype=torch_dtype)
+    out = torch.full((w.nnzb, 16, 16), float("nan"), dtype=torch_dtype, device="cuda")
+    assert bsrmm.sddmm(w, dy, x.T, out=out) is out
+    torch.cuda.synchronize()
+    want = np.empty((w.nnzb, 16, 16))
+    scale = np.empty_like(want)
+    product = dy_host.astype(np.float64) @ x_host.astype(np.float64).T
+    magnitude = np.abs(dy_host.astype(np.float64)) @ np.abs(x_host.astype(np.float64)).T
+    for row in range(len(indptr) - 1):
+        for b in range(indptr[row], indptr[row + 1]):
+            c = indices[b]
+            want[b] = product[row * 16 : (row + 1) * 16, c * 16 : (c + 1) * 16]
+            scale[b] = magnitude[row * 16 : (row + 1) * 16, c * 16 : (c + 1) * 16]
+    assert_matches(out.float().cpu().numpy(), want, scale, dtype, tokens)
+    ran = bsrmm.default_context("cuda:0").last_variant
+    expected = "sm80_sddmm_" if dtype in ("float16", "bfloat16") else "cuda_sddmm_simt_"
+    assert ran.startswith(expected), ran
