@@ -106,8 +106,14 @@ class Case:
         }
 
 
+# Files of cases/ that are not product suites: the PRNG's test vectors, and the training suite
+# (cases of its own kinds: ops, MLP steps, a training run; loaded and run by training/).
+NOT_PRODUCT_SUITES = ("vectors", "training")
+
+
 def available_suites(cases_dir: Path = CASES_DIR) -> list[str]:
-    return sorted(p.stem for p in cases_dir.glob("*.json") if p.stem != "vectors")
+    """The product suites (C = op(A) B cases) in cases_dir."""
+    return sorted(p.stem for p in cases_dir.glob("*.json") if p.stem not in NOT_PRODUCT_SUITES)
 
 
 def load_suite(name: str, cases_dir: Path = CASES_DIR) -> list[Case]:

@@ -1,4 +1,5 @@
-"""The bsrmm adapter: the only file that talks to `import bsrmm` (packages/python). Everything
+"""The bsrmm adapter: the only file that talks to `import bsrmm` (packages/python; `load_torch`
+gives the training suite `bsrmm.torch`). Everything
 else in the suite runs without it; when bsrmm cannot be imported, "ours" is reported as missing
 with the import error as the reason."""
 
@@ -16,6 +17,16 @@ def load():
     except Exception as e:  # ImportError, or a broken build raising anything at import
         raise Unavailable(f"bsrmm is not importable: {type(e).__name__}: {e}") from e
     return bsrmm
+
+
+def load_torch():
+    """`bsrmm.torch` (BsrLinear and the custom ops) for the training suite, or Unavailable."""
+    load()
+    try:
+        import bsrmm.torch as bsrmm_torch
+    except Exception as e:
+        raise Unavailable(f"bsrmm.torch is not importable: {type(e).__name__}: {e}") from e
+    return bsrmm_torch
 
 
 def version() -> str | None:

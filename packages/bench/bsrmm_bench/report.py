@@ -72,6 +72,8 @@ def families(doc: dict) -> dict:
         label = f"{record['device']} {prec} {c['m']}x{c['k']}x{c['n']} " + " ".join(
             [rest.pop("kind")] + [f"{k}={v}" for k, v in sorted(rest.items())]
         )
+        if c.get("kind"):  # the training suite: one family per op / MLP / run
+            label += f" {c['op']}"
         if c["layout_b"] != "row" or c["layout_c"] != "row" or c["transpose_a"]:
             label += f" {c['layout_b'][0]}{c['layout_c'][0]}" + (" A^T" if c["transpose_a"] else "")
         bh, bw = c["block"]
