@@ -9,20 +9,24 @@
 #include "isa_clones.hpp"
 
 #include <cstdint>
-#include <cstring>
 
 namespace bsrmm::cpu::sddmm_tile {
 
 template <typename C>
 struct Lanes;
+// Unaligned is the vector type with its element's alignment: loading one is a single unaligned
+// vector load (a memcpy into a Vector may be split into halves whose store-to-load forwarding
+// fails).
 template <>
 struct Lanes<float> {
   typedef float Vector __attribute__((vector_size(32)));
+  typedef float Unaligned __attribute__((vector_size(32), aligned(4)));
   static constexpr int count = 8;
 };
 template <>
 struct Lanes<double> {
   typedef double Vector __attribute__((vector_size(32)));
+  typedef double Unaligned __attribute__((vector_size(32), aligned(8)));
   static constexpr int count = 4;
 };
 
@@ -31,9 +35,9 @@ constexpr int tile_cols = 4;
 
 // Unaligned: panels read in place keep the caller's ld. (An out-parameter, not a return value:
 // returning a 32-byte vector from a function compiled for the baseline changes its ABI.)
-template <typename V, typename C>
-BSRMM_CPU_INLINE void load(V& v, const C* from) {
-  std::memcpy(&v, from, sizeof v);
+template <typename C>
+BSRMM_CPU_INLINE void load(typename Lanes<C>::Vector& v, const C* from) {
+  v = *reinterpret_cast<const typename Lanes<C>::Unaligned*>(from);
 }
 
 // out[i * ldo + j] += sum over t < count of x[i * ldx + t] * y[j * ldy + t], i < MR, j < NR.
@@ -43,15 +47,20 @@ BSRMM_CPU_INLINE void dot_tile(const C* x, int64_t ldx, const C* y, int64_t ldy,
   using V = typename Lanes<C>::Vector;
   constexpr int W = Lanes<C>::count;
   V acc[MR][NR];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) acc[i][j] = V{};
   int64_t t = 0;
   for (; t + W <= count; t += W) {
     V yv[NR];
-    for (int j = 0; j < NR; ++j) load(yv[j], y + j * ldy + t);
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) load<C>(yv[j], y + j * ldy + t);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       V xv;
-      load(xv, x + i * ldx + t);
+      load<C>(xv, x + i * ldx + t);
+#pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) acc[i][j] += xv * yv[j];
     }
   }
