@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <unordered_map>
 
 namespace bsrmm_python {
 
@@ -35,6 +36,26 @@ py::object get(const py::dict& dict, const char* key) {
 }
 
 constexpr bsrmm_device kCpu{BSRMM_DEVICE_CPU, 0};
+
+// obj.attr("name") builds the name's Python string on every call, ~0.2 us each, and a torch
+// tensor is read with eight of them: these names are interned once.
+class Name {
+ public:
+  explicit Name(const char* text) : text_(PyUnicode_InternFromString(text)) {}
+  py::object of(py::handle obj) const {
+    PyObject* value = PyObject_GetAttr(obj.ptr(), text_);
+    if (!value) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(value);
+  }
+  py::object call(py::handle obj) const {  // obj.name()
+    PyObject* value = PyObject_CallMethodNoArgs(obj.ptr(), text_);
+    if (!value) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(value);
+  }
+
+ private:
+  PyObject* text_;  // never released: the names live as long as the module
+};
 
 // ---- which protocol ----
 
@@ -91,13 +112,22 @@ void require_native(const py::dtype& dtype, const std::string& argument) {
               ")");
 }
 
-std::string torch_name(py::handle dtype) {  // torch.float32 -> "float32"
-  static auto* names = new py::dict();
-  if (!names->contains(dtype)) {
-    const std::string text = py::str(dtype);
-    (*names)[dtype] = py::str(text.substr(text.rfind('.') + 1));
-  }
-  return py::str((*names)[dtype]);
+struct ElementType {
+  std::string name;
+  int64_t itemsize = 1;
+};
+
+// torch.float32 -> {"float32", 4}, once per dtype: torch's dtypes are immortal singletons, so
+// their addresses are keys (a reference is kept all the same).
+const ElementType& torch_element(py::handle dtype, py::handle tensor) {
+  static auto* known = new std::unordered_map<PyObject*, ElementType>();
+  const auto found = known->find(dtype.ptr());
+  if (found != known->end()) return found->second;
+  const std::string text = py::str(dtype);
+  ElementType element{text.substr(text.rfind('.') + 1),
+                      tensor.attr("element_size")().cast<int64_t>()};
+  dtype.inc_ref();
+  return known->emplace(dtype.ptr(), std::move(element)).first->second;
 }
 
 std::string dlpack_name(const DLDataType& dtype, const std::string& argument) {
@@ -160,26 +190,30 @@ ArrayView numpy_view(py::handle obj, const std::string& argument) {
 }
 
 bsrmm_device torch_device(py::handle tensor, const std::string& argument) {
-  if (tensor.attr("is_cuda").cast<bool>())
-    return {BSRMM_DEVICE_CUDA, tensor.attr("get_device")().cast<int32_t>()};
-  if (tensor.attr("is_cpu").cast<bool>()) return kCpu;
+  static const Name is_cuda("is_cuda"), is_cpu("is_cpu"), get_device("get_device");
+  if (is_cuda.of(tensor).cast<bool>())
+    return {BSRMM_DEVICE_CUDA, get_device.call(tensor).cast<int32_t>()};
+  if (is_cpu.of(tensor).cast<bool>()) return kCpu;
   unsupported(argument + " is on torch device '" + std::string(py::str(tensor.attr("device"))) +
               "'; bsrmm reads cpu and cuda memory");
 }
 
 ArrayView torch_view(py::handle tensor, const std::string& argument) {
-  const py::object layout = tensor.attr("layout");
+  static const Name layout_name("layout"), data_ptr("data_ptr"), shape("shape"), stride("stride"),
+      dtype("dtype");
+  const py::object layout = layout_name.of(tensor);
   if (!layout.is(*torch_strided()))
     unsupported(argument + " is a torch tensor with layout " + std::string(py::str(layout)) +
                 "; a dense (strided) tensor is needed here");
   ArrayView view;
   view.kind = ArrayKind::torch;
   view.source = py::reinterpret_borrow<py::object>(tensor);
-  view.address = tensor.attr("data_ptr")().cast<Address>();  // includes the storage offset
-  view.shape = int_list(tensor.attr("shape"));
-  view.strides = int_list(tensor.attr("stride")());
-  view.dtype = torch_name(tensor.attr("dtype"));
-  view.itemsize = tensor.attr("element_size")().cast<int64_t>();
+  view.address = data_ptr.call(tensor).cast<Address>();  // includes the storage offset
+  view.shape = int_list(shape.of(tensor));
+  view.strides = int_list(stride.call(tensor));
+  const ElementType& element = torch_element(dtype.of(tensor), tensor);
+  view.dtype = element.name;
+  view.itemsize = element.itemsize;
   view.device = torch_device(tensor, argument);
   return view;
 }
@@ -290,7 +324,11 @@ std::optional<ArrayKind> array_kind(py::handle obj) {
 }
 
 ArrayView read_array(py::handle obj, const std::string& argument, std::optional<uint64_t> stream) {
-  const auto kind = array_kind(obj);
+  return read_array(obj, array_kind(obj), argument, stream);
+}
+
+ArrayView read_array(py::handle obj, std::optional<ArrayKind> kind, const std::string& argument,
+                     std::optional<uint64_t> stream) {
   if (!kind)
     unsupported(argument + " must be an array (numpy, torch, cupy, or an object with __dlpack__ or "
                 "__cuda_array_interface__); got " + type_name(obj));
@@ -353,6 +391,15 @@ bool is_contiguous(const ArrayView& view) {
   return true;
 }
 
+std::pair<Address, Address> byte_span(const ArrayView& view) {
+  int64_t low = 0, high = 0;
+  for (std::size_t i = 0; i < view.shape.size(); ++i) {
+    if (view.shape[i] == 0) return {view.address, view.address};
+    (view.strides[i] < 0 ? low : high) += (view.shape[i] - 1) * view.strides[i];
+  }
+  return {view.address + low * view.itemsize, view.address + (high + 1) * view.itemsize};
+}
+
 bool readable_layout(const ArrayView& view) { return is_aligned(view) && layout_of(view); }
 
 DenseShape dense_shape(const ArrayView& view, const std::string& argument, bool written) {
@@ -396,8 +443,20 @@ void bind_array_view(py::module_& m) {
       .def_property_readonly(
           "device", [](const ArrayView& v) { return py::make_tuple(int(v.device.type), v.device.ordinal); })
       .def_readonly("read_only", &ArrayView::read_only)
-      .def_property_readonly("is_contiguous", &is_contiguous);
-  m.def("read_array", &read_array, py::arg("obj"), py::arg("argument"),
+      .def_property_readonly("size",
+                             [](const ArrayView& v) {
+                               int64_t size = 1;
+                               for (const int64_t extent : v.shape) size *= extent;
+                               return size;
+                             })
+      .def_property_readonly("is_contiguous", &is_contiguous)
+      .def("byte_span", [](const ArrayView& v) {
+        const auto [first, past] = byte_span(v);
+        return py::make_tuple(first, past);
+      });
+  m.def("read_array",
+        py::overload_cast<py::handle, const std::string&, std::optional<uint64_t>>(&read_array),
+        py::arg("obj"), py::arg("argument"),
         py::arg("stream") = py::none());
   m.def(
       "array_kind",

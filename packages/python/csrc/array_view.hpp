@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bsrmm_python {
@@ -47,6 +48,9 @@ struct ArrayView {
 // the CUDA stream the call runs on (handed to DLPack producers). Raises bsrmm errors for an
 // object no protocol reads, or one whose strides, byte order or device the core cannot use.
 ArrayView read_array(py::handle obj, const std::string& argument, std::optional<uint64_t> stream);
+// ... for a caller that asked array_kind already.
+ArrayView read_array(py::handle obj, std::optional<ArrayKind> kind, const std::string& argument,
+                     std::optional<uint64_t> stream);
 
 // Where an array lives, read without exporting it (numpy and array-likes: the host).
 bsrmm_device array_device(py::handle obj, const std::string& argument);
@@ -64,6 +68,8 @@ std::optional<Layout> layout_of(const ArrayView& view);
 
 bool is_aligned(const ArrayView& view);
 bool is_contiguous(const ArrayView& view);  // compact row-major; extent-1 and empty dims aside
+// [first, past-the-end) bytes the view can touch; empty for an empty array.
+std::pair<Address, Address> byte_span(const ArrayView& view);
 // Whether an input (B, x, y) is read as it lies: aligned, 1-D or 2-D, a layout of layout_of.
 bool readable_layout(const ArrayView& view);
 

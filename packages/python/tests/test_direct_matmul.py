@@ -1,16 +1,20 @@
 """The direct path (csrc/direct_matmul.cpp): the common call's numpy arrays and torch tensors are
-read in C++. What it takes must come out exactly as the general path computes it (checked
-against float64, out poisoned first); everything else must be declined untouched (False, out
-still poisoned, the core never called), so that bsrmm.matmul's general path decides and words
-the error. torch cases skip with the reason when torch is absent."""
+read in C++, by the same reader as the general path. What it takes must come out exactly as the
+general path computes it (checked against float64, out poisoned first); what needs the general
+path (a copy or conversion of B, a vector, another array type) must be declined untouched
+(False, out still poisoned, the core never called); what the core refuses (shapes, overlap,
+out's dtype) raises before anything is written, and bsrmm.matmul words it as on the general
+path. torch cases skip with the reason when torch is absent."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 
 import bsrmm
-from bsrmm import _core, _matmul
+from bsrmm import _core
 from bsr_cases import assert_matches, dense_from_bsr, random_bsr, reference
 
 M, K, N = 24, 32, 10
@@ -26,8 +30,7 @@ def problem():
 
 
 def direct(a, b, out, ctx, transpose=False):
-    rows, inner = (a.shape[1], a.shape[0]) if transpose else a.shape
-    return _core.matmul_direct(ctx._handle, a._handle, b, out, transpose, rows, inner, 1.0, 0.0,
+    return _core.matmul_direct(ctx._handle, a._handle, b, out, transpose, 1.0, 0.0,
                                _core.ACTIVATION_NONE)
 
 
@@ -65,26 +68,19 @@ def test_transposed_a_is_taken(problem):
 
 def declined_cases(rng):
     b = rng.standard_normal((K, N)).astype(np.float32)
-    shared = rng.standard_normal((K + M, N)).astype(np.float32)
-    read_only = poisoned((M, N))
-    read_only.flags.writeable = False
     return {
         "1-D B": (b[:, 0].copy(), poisoned((M,))),
+        "1-D out": (b[:, :1].copy(), poisoned((M,))),
         "3-D B": (b[None], poisoned((1, M, N))),
-        "B of the wrong height": (b[:-1], poisoned((M, N))),
-        "out of the wrong shape": (b, poisoned((M, N + 1))),
-        "out overlapping B": (shared[:K], shared[K - 1 : K - 1 + M]),
-        "read-only out": (b, read_only),
         "B neither row- nor column-major": (rng.standard_normal((2 * K, 2 * N)).astype(np.float32)[::2, ::2], poisoned((M, N))),
-        "non-native byte order": (b.astype(b.dtype.newbyteorder()), poisoned((M, N))),
         "integer B": (b.astype(np.int32), poisoned((M, N))),
-        "empty N": (b[:, :0], poisoned((M, 0))),
+        "float64 B": (b.astype(np.float64), poisoned((M, N))),
         "a list, not an array": (b.tolist(), poisoned((M, N))),
     }
 
 
 @pytest.mark.parametrize("case", list(declined_cases(np.random.default_rng(0))))
-def test_anything_else_is_declined_untouched(problem, case):
+def test_what_needs_the_general_path_is_declined_untouched(problem, case):
     a, _, rng = problem
     b, out = declined_cases(rng)[case]
     before = np.array(out, copy=True)
@@ -92,16 +88,53 @@ def test_anything_else_is_declined_untouched(problem, case):
     np.testing.assert_array_equal(out, before)  # NaN == NaN here: nothing was written
 
 
-def test_matmul_gives_the_general_paths_errors_for_declined_calls(problem):
-    a, _, rng = problem
+def judged_cases(rng):
     b = rng.standard_normal((K, N)).astype(np.float32)
+    shared = rng.standard_normal((K + M, N)).astype(np.float32)
     read_only = poisoned((M, N))
     read_only.flags.writeable = False
-    with pytest.raises(bsrmm.InvalidArgumentError, match="read-only"):
-        bsrmm.matmul(a, b, out=read_only)
-    with pytest.raises(bsrmm.InvalidArgumentError, match="overlaps B"):
-        shared = rng.standard_normal((K + M, N)).astype(np.float32)
-        bsrmm.matmul(a, shared[:K], out=shared[K - 1 : K - 1 + M])
+    return {  # (B, out, error class, what the message says)
+        "B of the wrong height": (b[:-1], poisoned((M, N)), bsrmm.InvalidArgumentError, "B.shape[0] = 31"),
+        "out of the wrong shape": (b, poisoned((M, N + 1)), bsrmm.InvalidArgumentError, "out.shape[1] = 11"),
+        "out overlapping B": (shared[:K], shared[K - 1 : K - 1 + M], bsrmm.InvalidArgumentError, "out overlaps B"),
+        "read-only out": (b, read_only, bsrmm.InvalidArgumentError, "read-only"),
+        "out of another dtype": (b, poisoned((M, N), np.float64), bsrmm.UnsupportedError, "mixed dtypes"),
+        "out neither row- nor column-major": (b, poisoned((2 * M, 2 * N))[::2, ::2], bsrmm.InvalidArgumentError, "out must be row-major"),
+        "non-native byte order": (b.astype(b.dtype.newbyteorder()), poisoned((M, N)), bsrmm.UnsupportedError, "non-native"),
+    }
+
+
+@pytest.mark.parametrize("case", list(judged_cases(np.random.default_rng(0))))
+def test_what_the_reader_or_core_refuses_raises_untouched(problem, case):
+    a, _, rng = problem
+    b, out, error, words = judged_cases(rng)[case]
+    before = np.array(out, copy=True)
+    with pytest.raises(error, match=re.escape(words)):
+        direct(a, b, out, bsrmm.Context("cpu"))
+    np.testing.assert_array_equal(out, before)
+
+
+def test_empty_products_are_taken(problem):
+    a, _, rng = problem
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    assert direct(a, b[:, :0], poisoned((M, 0)), bsrmm.Context("cpu"))
+
+
+@pytest.mark.parametrize("case", ["B of the wrong height", "out of the wrong shape", "read-only out", "out of another dtype"])
+def test_matmul_words_the_verdict_alike_on_both_paths(problem, case):
+    """The same operands through the direct path and, with B strided so that it is copied,
+    through the general path: the same error class and message."""
+    a, _, rng = problem
+    b, out, error, _ = judged_cases(rng)[case]
+    spread = np.empty((2 * b.shape[0], 2 * b.shape[1]), b.dtype)[::2, ::2]
+    spread[...] = b
+    messages = []
+    for operand in (b, spread):
+        with pytest.raises(error) as info:
+            bsrmm.matmul(a, operand, out=out)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "C." not in messages[0] and "context" not in messages[0]
 
 
 def test_another_dtype_than_a_is_declined_here_and_refused_by_the_general_path(problem):
@@ -128,7 +161,6 @@ def test_torch_tensors_are_taken_and_match(problem, torch, dtype):
     a = bsrmm.BsrMatrix.from_torch(torch.from_numpy(dense).to(torch_dtype).to_sparse_bsr(BLOCK))
     b = torch.from_numpy(rng.standard_normal((K, N))).to(torch_dtype)
     out = torch.full((M, N), float("nan"), dtype=torch_dtype)
-    _matmul._register_torch_types(torch)
     assert direct(a, b, out, bsrmm.Context("cpu"))
     a64 = torch.from_numpy(dense).to(torch_dtype).double().numpy()
     assert_matches(out.double().numpy(), *reference(a64, b.double().numpy()), dtype, K)
@@ -136,16 +168,19 @@ def test_torch_tensors_are_taken_and_match(problem, torch, dtype):
 
 def test_torch_views_and_mixes(problem, torch):
     a, dense, rng = problem
-    _matmul._register_torch_types(torch)
     b = torch.from_numpy(rng.standard_normal((N, K)).astype(np.float32)).t()  # column-major view
     out = torch.full((M, N), float("nan"))
     assert direct(a, b, out, bsrmm.Context("cpu"))
     assert_matches(out.numpy(), *reference(dense, b.numpy()), "float32", K)
-    # numpy B with a torch out, a sparse tensor, a meta tensor: the general path's to judge.
-    for b_other, out_other in [
-        (b.numpy(), torch.full((M, N), float("nan"))),
-        (b.contiguous().to_sparse(), torch.full((M, N), float("nan"))),
-        (torch.empty((K, N), device="meta"), torch.full((M, N), float("nan"))),
-    ]:
-        assert not direct(a, b_other, out_other, bsrmm.Context("cpu"))
-        assert torch.isnan(out_other).all()
+    # numpy B with a torch out: the general path's to judge.
+    b_numpy, out_torch = b.numpy(), torch.full((M, N), float("nan"))
+    assert not direct(a, b_numpy, out_torch, bsrmm.Context("cpu"))
+    assert torch.isnan(out_torch).all()
+    # a sparse tensor, a meta tensor: the reader refuses them, as on the general path.
+    for b_other, words in [(b.contiguous().to_sparse(), "B is a torch tensor with layout"),
+                           (torch.empty((K, N), device="meta"), "B is on torch device 'meta'")]:
+        with pytest.raises(bsrmm.UnsupportedError, match=words):
+            direct(a, b_other, out_torch, bsrmm.Context("cpu"))
+        with pytest.raises(bsrmm.UnsupportedError, match=words):
+            bsrmm.matmul(a, b_other, out=out_torch)
+        assert torch.isnan(out_torch).all()

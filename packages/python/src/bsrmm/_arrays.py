@@ -1,22 +1,19 @@
-"""Arrays in, arrays out: every array protocol bsrmm accepts, reduced to one ArrayView (address,
-shape, element strides, element type, device), and results allocated as the caller's own type.
-
-Accepted, in order of preference: numpy arrays, torch tensors, cupy arrays, then any object with
-``__dlpack__`` (the producer makes its data ready on the stream we name) or
-``__cuda_array_interface__``. torch and cupy are never imported here: a tensor of theirs can only
-exist if the caller already imported them, so ``sys.modules`` says whether to look.
+"""Arrays in, arrays out. Reading an array, whatever protocol it speaks, is _core's one reader
+(csrc/array_view.cpp): an ArrayView (address, shape, element strides, element type, device) and
+the layout the core reads it in, shared with the direct path. What stays here needs the caller's
+array library: copies of inputs the core cannot read as they lie (converted to A's dtype where
+bsrmm allocates the result), and results allocated as the caller's own array type.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from . import _core, _dtypes
-from ._devices import ANY_CUDA_ORDINAL, CPU, Device, cuda, device_name, is_cuda, same_device
+from ._devices import Device, device_name, is_cuda, same_device
 from ._errors import InvalidArgumentError, UnsupportedError
 
 NUMPY = "numpy"
@@ -25,242 +22,18 @@ CUPY = "cupy"
 DLPACK = "dlpack"
 CUDA_ARRAY_INTERFACE = "cuda_array_interface"
 
-# DLPack device types (DLDeviceType) that the core can address.
-_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
-
-
-# NamedTuples, not dataclasses: these are built on every call, and tuples build fastest.
-class ArrayView(NamedTuple):
-    """An array the core can read or write where it lies."""
-
-    kind: str
-    source: Any  # the caller's object: keeps the memory alive while the view is in use
-    address: int
-    shape: Tuple[int, ...]
-    strides: Tuple[int, ...]  # in elements
-    dtype: str  # numpy-style name, e.g. "float32", "bfloat16", "int64"
-    device: Device
-    read_only: bool
-    holder: Any = None  # a consumed DLPack capsule, released when the view is dropped
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def is_contiguous(self) -> bool:
-        """Compact row-major (C order); dimensions of extent 1 may have any stride, and an empty
-        array is contiguous whatever its strides (numpy gives empty arrays stride 0)."""
-        if 0 in self.shape:
-            return True
-        expected = 1
-        for extent, stride in zip(reversed(self.shape), reversed(self.strides)):
-            if extent != 1 and stride != expected:
-                return False
-            expected *= extent
-        return True
-
-    def byte_span(self) -> Tuple[int, int]:
-        """[first, past-the-end) bytes this view can touch; empty for an empty array."""
-        low = high = 0
-        for extent, stride in zip(self.shape, self.strides):
-            if extent == 0:
-                return (self.address, self.address)
-            if stride < 0:
-                low += (extent - 1) * stride
-            else:
-                high += (extent - 1) * stride
-        itemsize = _dtypes.ITEMSIZE.get(self.dtype, 1)
-        return (self.address + low * itemsize, self.address + (high + 1) * itemsize)
-
-
-def _module_instance(obj: Any, module: str, type_name: str) -> bool:
-    lib = sys.modules.get(module)
-    return lib is not None and isinstance(obj, getattr(lib, type_name))
-
-
-def array_kind(obj: Any) -> Optional[str]:
-    if isinstance(obj, np.ndarray):
-        return NUMPY
-    if _module_instance(obj, "torch", "Tensor"):
-        return TORCH
-    if _module_instance(obj, "cupy", "ndarray"):
-        return CUPY
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-        return DLPACK
-    if hasattr(obj, "__cuda_array_interface__"):
-        return CUDA_ARRAY_INTERFACE
-    return None
-
-
-def _element_strides(byte_strides: Tuple[int, ...], itemsize: int, argument: str) -> Tuple[int, ...]:
-    strides = tuple(s // itemsize for s in byte_strides)
-    for element_stride, byte_stride in zip(strides, byte_strides):
-        if element_stride * itemsize != byte_stride:
-            raise InvalidArgumentError(
-                f"{argument} has byte strides {tuple(byte_strides)} that are not multiples of its "
-                f"element size {itemsize}"
-            )
-    return strides
-
-
-def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(extent, 1)
-    return tuple(reversed(strides))
-
-
-def _native(dtype: np.dtype, argument: str) -> np.dtype:
-    if not dtype.isnative:
-        raise UnsupportedError(f"{argument} has non-native byte order ({dtype.str})")
-    return dtype
-
-
-def _numpy_view(array: np.ndarray, argument: str) -> ArrayView:
-    dtype = _native(array.dtype, argument)
-    return ArrayView(  # positional: measurably faster than keywords on this hot path
-        NUMPY,
-        array,
-        array.__array_interface__["data"][0],
-        array.shape,
-        _element_strides(array.strides, dtype.itemsize, argument),
-        _dtypes.numpy_name(dtype),
-        CPU,
-        not array.flags.writeable,
-    )
-
-
-def _torch_device(tensor: Any, argument: str) -> Device:
-    if tensor.device.type == "cpu":
-        return CPU
-    if tensor.device.type == "cuda":
-        return cuda(tensor.device.index if tensor.device.index is not None else 0)
-    raise UnsupportedError(
-        f"{argument} is on torch device '{tensor.device}'; bsrmm reads cpu and cuda memory"
-    )
-
-
-def _torch_view(tensor: Any, argument: str) -> ArrayView:
-    torch = sys.modules["torch"]
-    if tensor.layout != torch.strided:
-        raise UnsupportedError(
-            f"{argument} is a torch tensor with layout {tensor.layout}; a dense (strided) tensor "
-            "is needed here"
-        )
-    return ArrayView(
-        TORCH,
-        tensor,
-        tensor.data_ptr(),  # includes the storage offset
-        tuple(tensor.shape),
-        tensor.stride(),
-        _dtypes.torch_name(tensor.dtype),
-        _torch_device(tensor, argument),
-        False,
-    )
-
-
-def _cuda_interface_view(obj: Any, argument: str, kind: str, device: Device) -> ArrayView:
-    interface = obj.__cuda_array_interface__
-    if interface.get("mask") is not None:
-        raise UnsupportedError(f"{argument} is a masked array; bsrmm reads plain arrays")
-    dtype = _native(np.dtype(interface["typestr"]), argument)
-    shape = tuple(int(n) for n in interface["shape"])
-    byte_strides = interface.get("strides")
-    strides = (
-        _compact_strides(shape)
-        if byte_strides is None
-        else _element_strides(tuple(byte_strides), dtype.itemsize, argument)
-    )
-    address, read_only = interface["data"]
-    return ArrayView(
-        kind=kind,
-        source=obj,
-        address=int(address),
-        shape=shape,
-        strides=strides,
-        dtype=_dtypes.numpy_name(dtype),
-        device=device,
-        read_only=bool(read_only),
-    )
-
-
-def _cupy_view(array: Any, argument: str) -> ArrayView:
-    return _cuda_interface_view(array, argument, CUPY, cuda(array.device.id))
-
-
-def _dlpack_device(obj: Any, argument: str) -> Device:
-    device_type, device_id = obj.__dlpack_device__()
-    if device_type in (_DL_CPU, _DL_CUDA_HOST):
-        return CPU
-    if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
-        return cuda(int(device_id))
-    raise UnsupportedError(
-        f"{argument} lives on DLPack device type {int(device_type)}; bsrmm reads CPU and CUDA memory"
-    )
-
-
-def _dlpack_view(obj: Any, argument: str, stream: Optional[int]) -> ArrayView:
-    device = _dlpack_device(obj, argument)
-    # DLPack names CUDA's legacy default stream 1 (0 is reserved); CPU exports take no stream.
-    export_stream = (stream or 1) if is_cuda(device) else None
-    try:
-        capsule = obj.__dlpack__(stream=export_stream, max_version=(1, 0), copy=False)
-    except TypeError:  # a producer that predates DLPack 1.0's keywords
-        capsule = obj.__dlpack__(stream=export_stream)
-    except BufferError as error:
-        raise UnsupportedError(f"{argument} cannot be exported in place through DLPack: {error}") from None
-    holder = _core.DLPackTensor(capsule)
-    shape = tuple(int(n) for n in holder.shape)
-    strides = holder.strides
-    return ArrayView(
-        kind=DLPACK,
-        source=obj,
-        address=holder.data,
-        shape=shape,
-        strides=_compact_strides(shape) if strides is None else tuple(int(s) for s in strides),
-        dtype=_dtypes.dlpack_name(holder.dtype, argument),
-        device=device,
-        # A pre-1.0 capsule cannot say whether writing is allowed (JAX arrays are immutable);
-        # treat it as read-only so it is never used as `out`.
-        read_only=holder.read_only or not holder.versioned,
-        holder=holder,
-    )
-
-
-def source_device(obj: Any, argument: str) -> Device:
-    """Where an array lives, read without exporting it."""
-    kind = array_kind(obj)
-    if kind == TORCH:
-        return _torch_device(obj, argument)
-    if kind == CUPY:
-        return cuda(obj.device.id)
-    if kind == DLPACK:
-        return _dlpack_device(obj, argument)
-    if kind == CUDA_ARRAY_INTERFACE:
-        return cuda(ANY_CUDA_ORDINAL)
-    return CPU
-
-
-def view(obj: Any, argument: str, *, stream: Optional[int] = None) -> ArrayView:
-    """The caller's array as an ArrayView, without copying. ``stream`` is the CUDA stream the
-    call will run on (handed to DLPack producers so they can order their work before it)."""
-    kind = array_kind(obj)
-    if kind == NUMPY:
-        return _numpy_view(obj, argument)
-    if kind == TORCH:
-        return _torch_view(obj, argument)
-    if kind == CUPY:
-        return _cupy_view(obj, argument)
-    if kind == DLPACK:
-        return _dlpack_view(obj, argument, stream)
-    if kind == CUDA_ARRAY_INTERFACE:
-        return _cuda_interface_view(obj, argument, kind, cuda(ANY_CUDA_ORDINAL))
-    raise UnsupportedError(
-        f"{argument} must be an array (numpy, torch, cupy, or an object with __dlpack__ or "
-        f"__cuda_array_interface__); got {type(obj).__name__}"
-    )
+ArrayView = _core.ArrayView
+# The array protocol an object speaks (one of the names above), or None.
+array_kind = _core.array_kind
+# The caller's array as an ArrayView, without copying: view(obj, argument, stream=...). ``stream``
+# is the CUDA stream the call will run on (handed to DLPack producers to order their work).
+view = _core.read_array
+# Where an array lives, read without exporting it: source_device(obj, argument).
+source_device = _core.array_device
+# Whether the core reads an input as it lies: aligned, 1-D or 2-D, row- or column-major ...
+readable_layout = _core.readable_layout
+# ... or, for a bias or values, aligned and compact.
+readable_contiguous = _core.readable_contiguous
 
 
 def scipy_sparse_format(obj: Any) -> Optional[str]:
@@ -319,13 +92,17 @@ def input_view(
 
 
 def check_device(array_view: ArrayView, argument: str, device: Device) -> None:
-    """Refuses an array on another device than A's (``device``), naming both."""
+    """Refuses an input on another device than A's (``device``) before it would be copied."""
     if not same_device(array_view.device, device):
-        where = device_name(array_view.device)
-        raise InvalidArgumentError(
-            f"{argument} is on {where} but A is on {device_name(device)}: move A with "
-            f"A.to({where!r}) or the array to {device_name(device)}"
-        )
+        raise device_mismatch(argument, device_name(array_view.device), device_name(device))
+
+
+def device_mismatch(argument: str, where: str, a_device: str) -> InvalidArgumentError:
+    """An array on ``where`` for A on ``a_device``, and the two ways out."""
+    return InvalidArgumentError(
+        f"{argument} is on {where} but A is on {a_device}: move A with A.to({where!r}) or the "
+        f"array to {a_device}"
+    )
 
 
 def as_numpy(obj: Any, argument: str) -> np.ndarray:
@@ -390,41 +167,6 @@ def contiguous_copy(
     return np.array(obj, dtype=target, order="C")  # not ascontiguousarray: that makes 0-d 1-D
 
 
-def aligned(array_view: ArrayView) -> bool:
-    return array_view.address % _dtypes.ITEMSIZE.get(array_view.dtype, 1) == 0
-
-
-def readable_contiguous(array_view: ArrayView) -> bool:
-    """Whether the core reads this input (a bias, values) as it lies: aligned and contiguous."""
-    return array_view.is_contiguous and aligned(array_view)
-
-
-def readable_layout(array_view: ArrayView) -> bool:
-    """Whether the core reads this input as it lies: aligned, 1-D or 2-D, row- or column-major."""
-    return (
-        len(array_view.shape) in (1, 2)
-        and aligned(array_view)
-        and _layout(array_view.shape, array_view.strides) is not None
-    )
-
-
-def _layout(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Optional[Tuple[int, int, int, int]]:
-    """(rows, cols, ld, layout) of a 1-D or 2-D view the core reads in place, else None.
-    Row-major when the last dimension has unit stride, column-major when the first has; the
-    other stride becomes the leading dimension."""
-    if len(shape) == 1:
-        shape, strides = (shape[0], 1), (strides[0], 1)
-    rows, cols = shape
-    if rows == 0 or cols == 0:
-        return rows, cols, max(cols, 1), _core.LAYOUT_ROW_MAJOR
-    row_stride, col_stride = strides
-    if (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols):
-        return rows, cols, row_stride if rows > 1 else cols, _core.LAYOUT_ROW_MAJOR
-    if (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows):
-        return rows, cols, col_stride if cols > 1 else rows, _core.LAYOUT_COL_MAJOR
-    return None
-
-
 class DenseOperand(NamedTuple):
     """A 1-D or 2-D view as the core's dense descriptor: a vector is one column."""
 
@@ -450,26 +192,12 @@ class DenseOperand(NamedTuple):
         return DenseOperand(self.view, self.cols, self.rows, self.ld, flipped, self.dtype)
 
 
-def dense_operand(array_view: ArrayView, argument: str) -> DenseOperand:
-    """The view as the core's dense descriptor. Layouts the core cannot read are refused here;
-    inputs were copied into one by input_view already, so what reaches this is ``out`` (which
-    must be written where it lies) or an array bsrmm made."""
-    if len(array_view.shape) not in (1, 2):
-        raise InvalidArgumentError(
-            f"{argument} must be 1-D or 2-D; got {len(array_view.shape)}-D with shape "
-            f"{array_view.shape}"
-        )
-    dtype = _dtypes.value_code(array_view.dtype, argument)
-    layout = _layout(array_view.shape, array_view.strides)
-    if layout is None:
-        raise InvalidArgumentError(
-            f"{argument} must be row-major or column-major (unit stride along one dimension, "
-            f"the other at least that dimension's extent) to be written in place; it has shape "
-            f"{array_view.shape} and element strides {array_view.strides}. Pass a contiguous "
-            f"array as {argument} and copy it into yours afterwards"
-        )
-    rows, cols, ld, order = layout
-    return DenseOperand(array_view, rows, cols, ld, order, dtype)
+def dense_operand(array_view: ArrayView, argument: str, *, written: bool = False) -> DenseOperand:
+    """The view as the core's dense descriptor (the reader's layout). A rank, dtype or layout no
+    descriptor expresses is refused, and so is a ``written`` view the caller did not let us
+    write; inputs were copied into a readable layout by input_view already, so a layout error
+    reaches ``out`` (written where it lies) only."""
+    return DenseOperand(array_view, *_core.dense_shape(array_view, argument, written))
 
 
 def empty_like(template: ArrayView, shape: Tuple[int, ...], argument: str) -> Any:

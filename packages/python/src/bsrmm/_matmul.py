@@ -6,18 +6,20 @@ row-major array of B's type and device in A's dtype."""
 from __future__ import annotations
 
 import numbers
-import sys
-from typing import Any, Callable, Optional, Tuple, overload
+import re
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _arrays, _core
 from ._context import Context, default_context
-from ._devices import same_device
-from ._errors import InvalidArgumentError, UnsupportedError
-from ._matrix import AnyBsr, BsrMatrix, TransposedBsrMatrix
-from ._typing import ArrayInput, ArrayT, DenseArray
+from ._devices import ANY_CUDA_ORDINAL, Device, device_name, is_cuda, same_device
+from ._errors import Error, InvalidArgumentError, UnsupportedError
+from ._typing import ArrayInput, ArrayT, BsrOperand, DenseArray
+
+if TYPE_CHECKING:  # _matrix imports this module: the matrices are only named here
+    from ._matrix import BsrMatrix
 
 _ACTIVATIONS = {
     None: _core.ACTIVATION_NONE,
@@ -30,24 +32,24 @@ _ACTIVATIONS = {
 
 @overload
 def matmul(
-    A: AnyBsr, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
+    A: BsrOperand, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> ArrayT: ...
 @overload
 def matmul(
-    A: AnyBsr, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    A: BsrOperand, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> ArrayT: ...
 @overload
 def matmul(
-    A: AnyBsr, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    A: BsrOperand, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> np.ndarray: ...
 def matmul(
-    A: AnyBsr,
+    A: BsrOperand,
     B: ArrayInput,
     *,
     alpha: float = 1.0,
@@ -75,24 +77,24 @@ def matmul(
 
 @overload
 def tune(
-    A: AnyBsr, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
+    A: BsrOperand, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> ArrayT: ...
 @overload
 def tune(
-    A: AnyBsr, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    A: BsrOperand, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> ArrayT: ...
 @overload
 def tune(
-    A: AnyBsr, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
+    A: BsrOperand, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
     context: Optional[Context] = ...,
 ) -> np.ndarray: ...
 def tune(
-    A: AnyBsr,
+    A: BsrOperand,
     B: ArrayInput,
     *,
     alpha: float = 1.0,
@@ -132,67 +134,78 @@ def _multiply(
         raise InvalidArgumentError(
             f"activation must be None, 'relu', 'gelu' or 'silu'; got {activation!r}"
         )
-    rows, inner = _op_shape(a, transpose)
+    code = _ACTIVATIONS[activation]
     stream = ctx._stream_for(B, out, bias)
-    if out is not None and bias is None and not tune and _direct(ctx, stream, a, transpose, B, out,
-                                                                  rows, inner, alpha, beta, activation):
-        return out
+    if out is not None and bias is None and not tune:
+        try:
+            with ctx._session(stream) as handle:
+                if _core.matmul_direct(handle, a._handle, B, out, transpose, alpha, beta, code):
+                    return out
+        except Error as error:
+            raise _judged(error, a, transpose, B, out) from None
 
     # Inputs are converted to A's dtype only for a result bsrmm allocates: a caller who passes
     # out chose the dtype, and a silent conversion would hide a copy on that path.
     convert = out is None
     b_view = _input(B, "B", stream, a, _arrays.readable_layout, convert, (1, 2))
     b = _arrays.dense_operand(b_view, "B")
-    if b.rows != inner:
-        raise InvalidArgumentError(
-            f"B has {b.rows} rows but op(A) has {inner} columns (A is {a.shape[0]}x{a.shape[1]}"
-            f"{', transposed' if transpose else ''})"
-        )
+    rows = _op_shape(a, transpose)[0]
     result_shape = (rows,) if len(b_view.shape) == 1 else (rows, b.cols)
     if out is None:
         if beta != 0.0:
             raise InvalidArgumentError(f"beta = {beta} scales an existing C: pass it as out=")
         out = _arrays.empty_like(b_view, result_shape, "B")
-    c_view = _output_view(out, result_shape, a, stream, b_view)
-    c = _arrays.dense_operand(c_view, "out")
-    bias_view = _bias_view(bias, c, a, stream, convert)
-    _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, _ACTIVATIONS[activation],
-             tune=tune)
+    c_view = _arrays.view(out, "out", stream=stream)
+    if len(c_view.shape) != len(result_shape):  # a vector in, a vector out: Python's rule
+        raise InvalidArgumentError(
+            f"out has shape {c_view.shape}; this product has shape {result_shape}"
+        )
+    c = _arrays.dense_operand(c_view, "out", written=True)
+    bias_view = _bias_view(bias, rows, a, stream, convert)
+    try:
+        _execute(ctx, stream, a, transpose, b, c, alpha, beta, bias_view, code, tune=tune)
+    except Error as error:
+        raise _judged(error, a, transpose, b_view.source, out) from None
     return out
 
 
-def _direct(
-    ctx: Context,
-    stream: Optional[int],
-    a: BsrMatrix,
-    transpose: bool,
-    B: Any,
-    out: Any,
-    rows: int,
-    inner: int,
-    alpha: float,
-    beta: float,
-    activation: Optional[str],
-) -> bool:
-    """The common call (numpy arrays or torch tensors, 2-D, no bias) with its operands read in
-    C++ (csrc/direct_matmul.cpp): False, having done nothing, for anything it does not take."""
-    if _torch_types_pending and "torch" in sys.modules:
-        _register_torch_types(sys.modules["torch"])
-    with ctx._session(stream) as handle:
-        return _core.matmul_direct(
-            handle, a._handle, B, out, transpose, rows, inner, alpha, beta, _ACTIVATIONS[activation]
+def _judged(error: Error, a: BsrMatrix, transpose: bool, B: Any, out: Any) -> Error:
+    """The core's verdict on matmul's operands (check_operands: the one judge of shapes,
+    dtypes, devices and overlap), said with matmul's keywords and shapes. Runs only on the
+    error path, so it may read B and out again."""
+    message = error.message
+    rows, inner = _op_shape(a, transpose)
+    if message.startswith("B.shape[0] = "):
+        return InvalidArgumentError(
+            f"B has {_arrays.view(B, 'B').shape[0]} rows but op(A) has {inner} columns "
+            f"({_described(a, transpose)})"
         )
+    if message.startswith("out.shape["):
+        b_shape = _arrays.view(B, "B").shape
+        result = (rows,) if len(b_shape) == 1 else (rows, b_shape[1])
+        return InvalidArgumentError(
+            f"out has shape {_arrays.view(out, 'out').shape}; this product has shape {result}"
+        )
+    if message.startswith("mixed dtypes"):  # B was converted or refused before: out differs
+        dtype = _arrays.view(out, "out").dtype
+        return UnsupportedError(
+            f"out has dtype {dtype} but A has {a._dtype_name}, and out is written in "
+            f"place, never converted: pass out of dtype {a._dtype_name} (or leave out=None "
+            f"for a new array), or convert A with A.astype({dtype!r})"
+        )
+    elsewhere = _ELSEWHERE.match(message)
+    if elsewhere:
+        argument = "out" if elsewhere["operand"] == "C" else elsewhere["operand"]
+        return _arrays.device_mismatch(argument, elsewhere["where"], elsewhere["context"])
+    return error
 
 
-_torch_types_pending = True
+# check_on_context's words; the context is on A's device (_context_for).
+_ELSEWHERE = re.compile(r"^(?P<operand>B|C) is on (?P<where>\S+) but the context is on (?P<context>\S+)$")
 
 
-def _register_torch_types(torch: Any) -> None:
-    global _torch_types_pending
-    _core.register_torch_types(
-        torch.Tensor, torch.strided, torch.float16, torch.bfloat16, torch.float32, torch.float64
-    )
-    _torch_types_pending = False
+def _described(a: BsrMatrix, transpose: bool) -> str:
+    return f"A is {a.shape[0]}x{a.shape[1]}{', transposed' if transpose else ''}"
 
 
 def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
@@ -207,17 +220,19 @@ def dense_matmul(B: Any, a: BsrMatrix, *, transpose: bool) -> Any:
     if len(b_view.shape) == 1:  # v @ op(A) == op(A)^T @ v
         return matmul(a, b_view.source, transpose_a=not transpose)
     b = _arrays.dense_operand(b_view, "B")
-    if b.cols != rows:
-        raise InvalidArgumentError(
-            f"B has {b.cols} columns but op(A) has {rows} rows (A is {a.shape[0]}x{a.shape[1]}"
-            f"{', transposed' if transpose else ''})"
-        )
     out = _arrays.empty_like(b_view, (b.rows, inner), "B")
-    c = _arrays.dense_operand(_arrays.view(out, "out", stream=stream), "out")
-    _execute(
-        ctx, stream, a, not transpose, b.transposed(), c.transposed(), 1.0, 0.0, None,
-        _core.ACTIVATION_NONE, tune=False,
-    )
+    c = _arrays.dense_operand(_arrays.view(out, "out", stream=stream), "out", written=True)
+    try:
+        _execute(
+            ctx, stream, a, not transpose, b.transposed(), c.transposed(), 1.0, 0.0, None,
+            _core.ACTIVATION_NONE, tune=False,
+        )
+    except Error as error:
+        if error.message.startswith("B.shape[0] = "):  # B's columns: it was read transposed
+            raise InvalidArgumentError(
+                f"B has {b.cols} columns but op(A) has {rows} rows ({_described(a, transpose)})"
+            ) from None
+        raise
     return out
 
 
@@ -235,23 +250,32 @@ def _execute(
     *,
     tune: bool,
 ) -> None:
-    if c.rows == 0 or c.cols == 0:
-        return
-    # A's device, not the views': a bare __cuda_array_interface__ names no ordinal.
-    device = a._device
     run = _core.tune if tune else _core.matmul
     with ctx._session(stream) as handle:
         run(
-            handle, a._handle, b.descriptor(device), c.descriptor(device), transpose,
+            handle, a._handle, b.descriptor(_device_of(b.view, "B", a._device)),
+            c.descriptor(_device_of(c.view, "out", a._device)), transpose,
             alpha, beta, 0 if bias is None else bias.address, activation,
         )
 
 
+def _device_of(array_view: _arrays.ArrayView, argument: str, a_device: Device) -> Device:
+    """Where the core is told an operand lies: its own device. A bare __cuda_array_interface__
+    names no ordinal: on a CUDA A it is said to be on A's (the core checks the pointer); on a
+    CPU A no descriptor can say where it is, so the mismatch is refused here."""
+    device: Device = array_view.device
+    if device[1] != ANY_CUDA_ORDINAL:
+        return device
+    if is_cuda(a_device):
+        return a_device
+    raise _arrays.device_mismatch(argument, device_name(device), device_name(a_device))
+
+
 def _unwrap(A: Any, transpose_a: bool) -> Tuple[BsrMatrix, bool]:
-    if isinstance(A, TransposedBsrMatrix):
-        return A.T, not transpose_a
-    if isinstance(A, BsrMatrix):
-        return A, bool(transpose_a)
+    operand = getattr(A, "_product_operand", None)  # BsrMatrix's and TransposedBsrMatrix's
+    if operand is not None:
+        result: Tuple[BsrMatrix, bool] = operand(bool(transpose_a))
+        return result
     raise UnsupportedError(
         "A must be a bsrmm.BsrMatrix (build one with BsrMatrix.from_scipy, from_dense or "
         f"from_arrays); got {type(A).__name__}"
@@ -298,34 +322,8 @@ def _input(
     )
 
 
-def _output_view(
-    out: Any, shape: Tuple[int, ...], a: BsrMatrix, stream: Optional[int], b_view: _arrays.ArrayView
-) -> _arrays.ArrayView:
-    c_view = _arrays.view(out, "out", stream=stream)
-    _arrays.check_device(c_view, "out", a._device)
-    if c_view.shape != shape:
-        raise InvalidArgumentError(f"out has shape {c_view.shape}; this product has shape {shape}")
-    if c_view.dtype != a._dtype_name:
-        raise UnsupportedError(
-            f"out has dtype {c_view.dtype} but A has {a._dtype_name}, and out is written in "
-            f"place, never converted: pass out of dtype {a._dtype_name} (or leave out=None "
-            f"for a new array), or convert A with A.astype({c_view.dtype!r})"
-        )
-    if c_view.read_only:
-        raise InvalidArgumentError(
-            f"out ({type(out).__name__}) is read-only or cannot say it is writable"
-        )
-    b_low, b_high = b_view.byte_span()
-    c_low, c_high = c_view.byte_span()
-    if c_low < b_high and b_low < c_high:
-        raise InvalidArgumentError(
-            "out overlaps B in memory; the product cannot be computed in place"
-        )
-    return c_view
-
-
 def _bias_view(
-    bias: Any, c: _arrays.DenseOperand, a: BsrMatrix, stream: Optional[int], convert: bool
+    bias: Any, rows: int, a: BsrMatrix, stream: Optional[int], convert: bool
 ) -> Optional[_arrays.ArrayView]:
     """The bias reaches the core as a bare address, so its length, dtype and stride are all
     settled here (a contiguous copy when strided; in A's dtype when it has another and
@@ -333,8 +331,8 @@ def _bias_view(
     if bias is None:
         return None
     bias_view = _input(bias, "bias", stream, a, _arrays.readable_contiguous, convert, (1,))
-    if bias_view.shape != (c.rows,):
+    if bias_view.shape != (rows,):
         raise InvalidArgumentError(
-            f"bias must be 1-D with one value per row of C ({c.rows}); got shape {bias_view.shape}"
+            f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_view.shape}"
         )
     return bias_view

@@ -20,6 +20,7 @@ from . import _arrays, _core, _dtypes
 from ._context import Context, default_context
 from ._devices import CPU, Device, device_name, is_cuda, parse_device, same_device
 from ._errors import CONSTRUCTION_WORDS, InvalidArgumentError, UnsupportedError, reworded
+from ._matmul import dense_matmul, matmul
 from ._typing import (
     ArrayInput,
     ArrayT,
@@ -218,8 +219,6 @@ class _SparseManners:
     @overload
     def __matmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
     def __matmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
-        from ._matmul import matmul
-
         return matmul(cast("AnyBsr", self), other)
 
     dot = __matmul__  # scipy's name for the product
@@ -505,7 +504,7 @@ class BsrMatrix(_SparseManners):
         if is_cuda(self._device):
             return self.to("cpu").to_dense()
         out = np.empty(self.shape, dtype=_dtypes.numpy_dtype(self._dtype_name))
-        dense = _arrays.dense_operand(_arrays.view(out, "out"), "out")
+        dense = _arrays.dense_operand(_arrays.view(out, "out"), "out", written=True)
         context = default_context("cpu")
         with context._session(None) as ctx:
             self._handle.to_dense(ctx, dense.descriptor(CPU))
@@ -599,9 +598,11 @@ class BsrMatrix(_SparseManners):
     @overload
     def __rmatmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
     def __rmatmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
-        from ._matmul import dense_matmul
-
         return dense_matmul(other, self, transpose=False)
+
+    def _product_operand(self, transpose_a: bool) -> Tuple["BsrMatrix", bool]:
+        """What matmul multiplies: this matrix, transposed as asked."""
+        return self, transpose_a
 
     # Pickled as its three arrays and device; copies are the matrix itself (it is immutable).
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
@@ -673,9 +674,11 @@ class TransposedBsrMatrix(_SparseManners):
     @overload
     def __rmatmul__(self, other: npt.ArrayLike) -> np.ndarray: ...
     def __rmatmul__(self, other: ArrayInput) -> Any:  # the overloads above say which array type
-        from ._matmul import dense_matmul
-
         return dense_matmul(other, self._base, transpose=True)
+
+    def _product_operand(self, transpose_a: bool) -> Tuple[BsrMatrix, bool]:
+        """What matmul multiplies: the base matrix, with the transpose undone or added."""
+        return self._base, not transpose_a
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         return (TransposedBsrMatrix, (self._base,))

@@ -65,6 +65,14 @@ class CupyStreamLike(Protocol):
     def ptr(self) -> int: ...
 
 
+class BsrOperand(Protocol):
+    """A bsrmm matrix as a product's A: a ``BsrMatrix`` or its transpose ``A.T`` (each says
+    which matrix it is, and whether it is transposed; named here, not in ``_matrix``, so the
+    product does not import the matrices that call it)."""
+
+    def _product_operand(self, transpose_a: bool) -> Tuple[Any, bool]: ...
+
+
 StreamLike = Union[int, SupportsCudaStream, TorchStreamLike, CupyStreamLike]
 """A ``cudaStream_t`` handle (int) or a stream object of torch, cupy or ``__cuda_stream__``."""
 
