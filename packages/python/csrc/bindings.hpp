@@ -1,7 +1,7 @@
 // What the extension's translation units share: one bind_* per concept, and the pointer
-// convention. The Python layer (src/bsrmm) resolves every array protocol to a raw address, so
-// addresses cross this boundary as plain integers; _core is private and sees arrays only in
-// direct_matmul.cpp (the common call, read here for speed; anything else it declines).
+// convention. Arrays are read once, by array_view.cpp, for both the general path (the Python
+// layer asks _core.read_array and passes descriptors back as _core.Dense) and the direct path
+// (direct_matmul.cpp); addresses otherwise cross this boundary as plain integers.
 #pragma once
 
 #include <bsrmm/bsrmm.h>
@@ -30,7 +30,6 @@ void bind_matmul(py::module_& m);   // matmul.cpp: bsrmm_matmul, bsrmm_tune
 void bind_sddmm(py::module_& m);    // sddmm.cpp: bsrmm_sddmm
 void bind_direct_matmul(py::module_& m);  // direct_matmul.cpp: the common call's arrays read here
 void bind_tuner(py::module_& m);    // tuner.cpp: the tuner's persistent cache
-void bind_dlpack(py::module_& m);   // dlpack.cpp: consuming DLPack capsules
 void bind_array_view(py::module_& m);  // array_view.cpp: the one reader of array protocols
 
 }  // namespace bsrmm_python

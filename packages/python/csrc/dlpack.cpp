@@ -1,11 +1,7 @@
 // DLPackTensor (dlpack.hpp): taking a capsule over, and handing it back.
 #include "dlpack.hpp"
 
-#include <pybind11/stl.h>
-
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace bsrmm_python {
 
@@ -70,40 +66,6 @@ const DLTensor& DLPackTensor::tensor() const {
 
 bool DLPackTensor::read_only() const {
   return versioned_ && (versioned_->flags & kFlagReadOnly);
-}
-
-}  // namespace bsrmm_python
-
-namespace bsrmm_python {
-
-void bind_dlpack(py::module_& m) {
-  py::class_<DLPackTensor>(m, "DLPackTensor")
-      .def(py::init<const py::object&>(), py::arg("capsule"))
-      .def("release", &DLPackTensor::release)
-      .def_property_readonly("data", &DLPackTensor::data)
-      .def_property_readonly("shape",
-                             [](const DLPackTensor& t) {
-                               const DLTensor& d = t.tensor();
-                               return std::vector<int64_t>(d.shape, d.shape + d.ndim);
-                             })
-      .def_property_readonly("strides",
-                             [](const DLPackTensor& t) -> std::optional<std::vector<int64_t>> {
-                               const DLTensor& d = t.tensor();
-                               if (!d.strides) return std::nullopt;
-                               return std::vector<int64_t>(d.strides, d.strides + d.ndim);
-                             })
-      .def_property_readonly("dtype",
-                             [](const DLPackTensor& t) {
-                               const DLDataType d = t.tensor().dtype;
-                               return py::make_tuple(int(d.code), int(d.bits), int(d.lanes));
-                             })
-      .def_property_readonly("device",
-                             [](const DLPackTensor& t) {
-                               const DLDevice d = t.tensor().device;
-                               return py::make_tuple(d.device_type, d.device_id);
-                             })
-      .def_property_readonly("read_only", &DLPackTensor::read_only)
-      .def_property_readonly("versioned", &DLPackTensor::versioned);
 }
 
 }  // namespace bsrmm_python

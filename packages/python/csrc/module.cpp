@@ -16,6 +16,5 @@ PYBIND11_MODULE(_core, m) {
   bsrmm_python::bind_sddmm(m);
   bsrmm_python::bind_direct_matmul(m);
   bsrmm_python::bind_tuner(m);
-  bsrmm_python::bind_dlpack(m);
   bsrmm_python::bind_array_view(m);
 }

@@ -1,11 +1,11 @@
 """Element types: the four value types the core computes with, the two index types, and their
-names in numpy (bfloat16 through ml_dtypes), torch, DLPack and __cuda_array_interface__.
-Array adapters describe every element type by its numpy-style name ("float32", "int64", ...);
-this module turns names into the core's codes and back."""
+names in numpy (bfloat16 through ml_dtypes) and torch. The array reader (csrc/array_view.cpp)
+describes every element type by its numpy-style name ("float32", "int64", ...); this module
+turns names into the core's codes and back."""
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Dict
 
 import numpy as np
 
@@ -19,7 +19,6 @@ VALUE_CODES = {
     "float64": _core.DTYPE_F64,
 }
 VALUE_NAMES = {code: name for name, code in VALUE_CODES.items()}
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8}
 
 INDEX_CODES = {"int32": _core.INDEX_I32, "int64": _core.INDEX_I64}
 
@@ -31,9 +30,6 @@ INTEGER_NAMES = frozenset(
 CONVERTIBLE = INTEGER_NAMES | VALUE_CODES.keys() | {"bool", "bool8"}
 
 _SUPPORTED_VALUES = "float32, float16, bfloat16 or float64"
-
-# DLPack type codes (DLDataTypeCode) and the names they take here.
-_DLPACK_KINDS = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
 
 
 def value_code(dtype_name: str, argument: str) -> int:
@@ -105,11 +101,3 @@ def torch_name(torch_dtype: object) -> str:
     if name is None:
         name = _torch_names[torch_dtype] = str(torch_dtype).rsplit(".", 1)[-1]
     return name
-
-
-def dlpack_name(dtype: Tuple[int, int, int], argument: str) -> str:
-    code, bits, lanes = dtype
-    if lanes != 1:
-        raise UnsupportedError(f"{argument} has vector elements ({lanes} lanes); bsrmm reads scalars")
-    kind = _DLPACK_KINDS.get(code, f"dlpack_code{code}_")
-    return f"{kind}{bits}"
