@@ -13,8 +13,9 @@ from .. import ours
 from ..backends import Unavailable
 from . import weights
 
-# Both curves must fall to this fraction of their first loss (averaged over a tenth of the steps).
-MUST_FALL_TO = 0.5
+# Both curves must fall to this fraction of their first loss (each averaged over a tenth of the
+# steps): proof that training happened. The curves' agreement is the check of the gradients.
+MUST_FALL_TO = 0.75
 
 
 def task(case, device: str):
@@ -124,6 +125,9 @@ def curve_sample(losses: list[float], points: int = 50) -> list[list[float]]:
 
 def run(case, backend) -> dict:
     """Both trainings; {"ours": (losses, times) | Unavailable, "reference": (losses, times)}."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 runs compare IEEE products on both sides
     student, batches = task(case, backend.device)
     lr = case.params["lr"]
     out: dict = {}

@@ -102,8 +102,9 @@ def _prepare_ours(ops: OpOperands, backend) -> Prepared:
     if device == "cuda" and not bsrmm.cuda_available():
         raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
     w = ops.weight
-    a = bsrmm.BsrMatrix.from_arrays(w.indptr.astype(np.int32), w.indices.astype(np.int32), w.values,
-                                    w.shape, device=device)
+    # bsrmm takes the three arrays on one device: the indices go where the values are.
+    indptr, indices = (torch.from_numpy(v.astype(np.int32)).to(w.values.device) for v in (w.indptr, w.indices))
+    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, w.values, w.shape, device=device)
     out = torch.empty(ops.output_shape(), dtype=w.values.dtype, device=w.values.device)
     run = {
         "forward": lambda i: bsrmm.matmul(a, ops.x, out=out),
