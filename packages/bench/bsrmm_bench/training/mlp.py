@@ -117,7 +117,9 @@ def _collect(ops: MlpOperands, y, dx, grads_as_blocks: dict) -> dict:
     import torch
 
     idx = torch.from_numpy(checked_positions(ops)).to(y.device)
-    return {"y": y[idx], "dx": dx[idx], **{f"d{n}": g for n, g in grads_as_blocks.items()}, "_full": (y, dx)}
+    # "_full": every output, for the NaN / Inf count over all of it (not only the checked rows).
+    return {"y": y[idx], "dx": dx[idx], **{f"d{n}": g for n, g in grads_as_blocks.items()},
+            "_full": (y, dx, *grads_as_blocks.values())}
 
 
 def _prepared(ops, forward, params, to_blocks, notes) -> Prepared:
