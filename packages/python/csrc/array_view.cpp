@@ -83,19 +83,26 @@ const py::object* cupy_ndarray() {
 
 // ---- element types, by their numpy-style names ----
 
-// numpy computes dtype.name in Python, slowly: the common kinds are named here, the rest
-// (ml_dtypes' bfloat16, strings, objects, complex) once per dtype.
+// numpy computes dtype.name in Python, slowly: the common kinds are named here (literals: no
+// allocation on the per-call path), the rest (ml_dtypes' bfloat16, strings, objects, complex)
+// once per dtype.
+const char* common_numpy_name(char kind, int64_t itemsize) {
+  static const char* const floats[] = {nullptr, nullptr, "float16", nullptr, "float32",
+                                       nullptr, nullptr, nullptr,   "float64"};
+  static const char* const ints[] = {nullptr, "int8", "int16", nullptr, "int32",
+                                     nullptr, nullptr, nullptr, "int64"};
+  static const char* const uints[] = {nullptr, "uint8", "uint16", nullptr, "uint32",
+                                      nullptr, nullptr, nullptr, "uint64"};
+  if (kind == 'b') return "bool";
+  if (itemsize < 1 || itemsize > 8) return nullptr;
+  if (kind == 'f') return floats[itemsize];
+  if (kind == 'i') return ints[itemsize];
+  if (kind == 'u') return uints[itemsize];
+  return nullptr;
+}
+
 std::string numpy_name(const py::dtype& dtype) {
-  const auto bits = std::to_string(8 * dtype.itemsize());
-  const bool sized = dtype.itemsize() == 1 || dtype.itemsize() == 2 || dtype.itemsize() == 4 ||
-                     dtype.itemsize() == 8;
-  switch (dtype.kind()) {
-    case 'f': if (sized && dtype.itemsize() > 1) return "float" + bits; break;
-    case 'i': if (sized) return "int" + bits; break;
-    case 'u': if (sized) return "uint" + bits; break;
-    case 'b': return "bool";
-    default: break;
-  }
+  if (const char* name = common_numpy_name(dtype.kind(), dtype.itemsize())) return name;
   static auto* names = new py::dict();
   if (!names->contains(dtype)) (*names)[dtype] = dtype.attr("name");
   return py::str((*names)[dtype]);
@@ -145,6 +152,7 @@ std::string dlpack_name(const DLDataType& dtype, const std::string& argument) {
 std::vector<int64_t> element_strides(const std::vector<int64_t>& bytes, int64_t itemsize,
                                      const std::string& argument) {
   std::vector<int64_t> strides;
+  strides.reserve(bytes.size());
   for (const int64_t stride : bytes) {
     if (stride % itemsize != 0)
       invalid(argument + " has byte strides " + tuple_text(bytes) +
@@ -166,6 +174,13 @@ std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
 
 std::vector<int64_t> int_list(py::handle sequence) {
   std::vector<int64_t> values;
+  if (PyTuple_Check(sequence.ptr())) {  // torch.Size and stride(): no iterator needed
+    const Py_ssize_t size = PyTuple_GET_SIZE(sequence.ptr());
+    values.reserve(static_cast<std::size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i)
+      values.push_back(py::handle(PyTuple_GET_ITEM(sequence.ptr(), i)).cast<int64_t>());
+    return values;
+  }
   for (py::handle item : sequence) values.push_back(item.cast<int64_t>());
   return values;
 }

@@ -31,10 +31,12 @@ bool direct_kind(const std::optional<ArrayKind>& kind) {
 // (another dtype, layout, alignment or rank) or refuse it in its own words (another device).
 std::optional<bsrmm_dense> direct_input(const ArrayView& b, bsrmm_dtype dtype,
                                         bsrmm_device device) {
-  if (b.shape.size() != 2 || value_dtype(b.dtype) != dtype || !readable_layout(b) ||
+  if (b.shape.size() != 2 || value_dtype(b.dtype) != dtype || !is_aligned(b) ||
       !same_device(b.device, device))
     return std::nullopt;
-  return dense_operand(b, dense_shape(b, "B", false), b.device);
+  const auto layout = layout_of(b);
+  if (!layout) return std::nullopt;
+  return dense_operand(b, DenseShape{*layout, dtype}, b.device);
 }
 
 }  // namespace
