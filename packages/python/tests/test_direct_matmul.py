@@ -184,3 +184,21 @@ def test_torch_views_and_mixes(problem, torch):
         with pytest.raises(bsrmm.UnsupportedError, match=words):
             bsrmm.matmul(a, b_other, out=out_torch)
         assert torch.isnan(out_torch).all()
+
+
+def test_the_cores_device_verdicts_are_worded_with_a(problem):
+    """check_on_context's words ("C is on cpu but the context is on cuda:0", what a GPU call with
+    a host out gets from the direct path) in matmul's: the argument's name, and A for the
+    context (which is on A's device). Checked here on the wording alone; test_gpu.py runs it."""
+    from bsrmm import _matmul
+
+    a, _, rng = problem
+    b, out = rng.standard_normal((K, N)).astype(np.float32), poisoned((M, N))
+    for core_words, expected in [
+        ("C is on cpu but the context is on cuda:0", "out is on cpu but A is on cuda:0: move A"),
+        ("B is on cuda:1 but the context is on cuda:0", "B is on cuda:1 but A is on cuda:0"),
+    ]:
+        judged = _matmul._judged(bsrmm.InvalidArgumentError(core_words), a, False, b, out)
+        assert isinstance(judged, bsrmm.InvalidArgumentError) and str(judged).startswith(expected)
+    other = bsrmm.InvalidArgumentError("out overlaps B in memory: the output must not alias an input")
+    assert _matmul._judged(other, a, False, b, out) is other
