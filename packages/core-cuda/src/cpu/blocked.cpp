@@ -20,6 +20,16 @@ using detail::f16_t;
 // estimate that is off for one chunk is absorbed by the others.
 constexpr int64_t chunks_per_thread = 4;
 
+// Multiply-adds below which a product runs on the calling thread: waking a sleeping worker costs
+// about as much (~10-20 us on a loaded machine) as such a product on one core.
+constexpr int64_t inline_work = int64_t{1} << 16;
+
+// Parts to split the block rows into: one (the calling thread) for a small product.
+int64_t row_parts(const MatmulArgs& args, int64_t threads) {
+  const int64_t work = args.a.nnzb * args.a.block_height * args.a.block_width * args.c.cols;
+  return threads == 1 || work < inline_work ? 1 : threads * chunks_per_thread;
+}
+
 // Blocks at most this wide, whose block columns serve at most `few_uses` block rows on average,
 // read B in place at any N (see run()).
 constexpr int32_t tiny_block = 8;
@@ -56,8 +66,8 @@ void pack_rows(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed
 
 template <typename T>
 void pack_b(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_rows, int64_t width,
-            int64_t NR, detail::ThreadPool& pool) {
-  const int64_t parts = std::min<int64_t>(packed_rows, pool.size() * chunks_per_thread);
+            int64_t NR, detail::ThreadPool& pool, bool single_thread) {
+  const int64_t parts = single_thread ? 1 : std::min<int64_t>(packed_rows, pool.size() * chunks_per_thread);
   pool.run(parts, [&](int64_t part) {
     const int64_t begin = packed_rows * part / parts;
     const int64_t end = packed_rows * (part + 1) / parts;
@@ -111,9 +121,8 @@ void matrix_vector(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buf
     }
     problem.b = x;
   }
-  const int64_t threads = pool.size();
-  const std::vector<RowRange> ranges = split_rows(args.a.work_prefix, args.a.block_row_count,
-                                                  threads == 1 ? 1 : threads * chunks_per_thread);
+  const std::vector<RowRange> ranges =
+      split_rows(args.a.work_prefix, args.a.block_row_count, row_parts(args, pool.size()));
   const RowsFunction rows = kernels.vector_rows[type];
   pool.run(static_cast<int64_t>(ranges.size()), [&](int64_t task) {
     const RowRange range = ranges[static_cast<size_t>(task)];
@@ -177,20 +186,21 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   } else if (packed_rows > 0) {
     const std::size_t bytes = static_cast<std::size_t>(packed_rows * width) * sizeof(T);
     if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
-    pack_b<T>(args.b, args.a, workspace.as<T>(), packed_rows, width, NR, pool);
+    pack_b<T>(args.b, args.a, workspace.as<T>(), packed_rows, width, NR, pool,
+              row_parts(args, pool.size()) == 1);
   }
   if (!problem.b_in_place) problem.b = workspace.data();
   problem.b_rows = packed_rows;
   problem.b_width = width;
 
   const int64_t threads = pool.size();
-  const std::vector<RowRange> ranges =
-      split_rows(args.a.work_prefix, rows, threads == 1 ? 1 : threads * chunks_per_thread);
+  const int64_t parts = row_parts(args, threads);
+  const std::vector<RowRange> ranges = split_rows(args.a.work_prefix, rows, parts);
   // Few block rows (a short, wide product): also split the columns so every thread has work.
   const int64_t col_tiles = (width + NR - 1) / NR;
   int64_t col_parts = 1;
   const int64_t wanted = threads * 2;
-  if (static_cast<int64_t>(ranges.size()) < wanted) {
+  if (parts > 1 && static_cast<int64_t>(ranges.size()) < wanted) {
     col_parts = std::min(col_tiles, (wanted + static_cast<int64_t>(ranges.size()) - 1) /
                                         static_cast<int64_t>(ranges.size()));
   }

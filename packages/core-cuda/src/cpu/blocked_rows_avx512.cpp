@@ -18,6 +18,9 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c")
+// The target pragma does not define __AVX512F__; this tells blocked_kernel.hpp it may use
+// AVX-512 intrinsics.
+#define BSRMM_CPU_AVX512_TU 1
 #include "blocked_kernel.hpp"
 
 namespace bsrmm::cpu {

@@ -30,10 +30,8 @@ std::vector<int32_t> thread_candidates(int32_t setting, int32_t default_threads)
 
 // The reference variant is the correctness oracle, not a contender: it runs 5-60x slower than
 // the blocked one on every problem measured, tiny ones included (docs/perf-log.md, "CPU tuning
-// cost"). It is timed only where that costs next to nothing (about half a millisecond a run on
-// one core), so the tuner still sees it where the blocked variant's fixed costs dominate; above
-// this many multiply-adds its warm-up and probe would cost more than tuning everything else.
-constexpr int64_t reference_tuning_limit = int64_t{1} << 18;
+// cost"; entry 46: timed on tiny products, it won by the noise of a loaded machine and then ran
+// 3x slower than the blocked variant), so the tuner never times it (it can still be forced).
 
 // op(A)'s dense copy for cpu_dense_blas: the plan's (built on first request).
 const void* dense_values(const MatmulArgs& args) {
@@ -44,7 +42,9 @@ const void* dense_values(const MatmulArgs& args) {
 
 }  // namespace
 
-std::vector<std::string> variant_names() { return {reference_variant, blocked_variant, dense_variant}; }
+std::vector<std::string> variant_names() {
+  return {reference_variant, blocked_variant, dense_variant, rowwise_variant};
+}
 
 std::string CpuBackend::device_name() const { return tuner::cpu_identity(); }
 
@@ -61,9 +61,10 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
   std::string variant = run.variant;
   const void* dense_a = nullptr;
   if (variant.empty()) {
-    // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else blocked
-    // (also when the dense copy finds no memory).
-    variant = blocked_variant;
+    // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else rowwise
+    // for tiny blocks where it wins (rowwise.cpp), else blocked (also when the dense copy finds
+    // no memory).
+    variant = rowwise_preferred(args) ? rowwise_variant : blocked_variant;
     if (dense_decision(args).placement == DensePlacement::first) {
       try {
         dense_a = dense_values(args);
@@ -75,7 +76,8 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
   }
   const bool blocked = variant == blocked_variant;
   const bool dense = variant == dense_variant;
-  if (!blocked && !dense && variant != reference_variant)
+  const bool rowwise = variant == rowwise_variant;
+  if (!blocked && !dense && !rowwise && variant != reference_variant)
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant,
                  "' is not a CPU variant (bsrmm_variant_name lists them)");
   const blas::Library* blas = nullptr;
@@ -92,6 +94,8 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
     matmul_dense(args, dense_a, *blas, pool, workers_.workspace);
   } else if (blocked) {
     matmul_blocked(args, pool, workers_.workspace);
+  } else if (rowwise) {
+    matmul_rowwise(args, pool, workers_.workspace);
   } else {
     matmul_reference(args, pool);
   }
@@ -99,11 +103,17 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
 }
 
 std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& args) {
-  // Multiply-adds (value_count x N) within the limit; C is not empty, so N > 0.
-  const int64_t value_count = args.a.nnzb * args.a.block_height * args.a.block_width;
-  const bool small = value_count <= reference_tuning_limit / args.c.cols;
-  std::vector<const char*> variants{blocked_variant};
-  if (small) variants.push_back(reference_variant);
+  // Where the heuristic prefers cpu_rowwise_simd it is the only variant (it ran 1.2-4x the
+  // blocked one there and was never more than 5% behind, while timing both on a loaded machine
+  // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46); elsewhere the
+  // blocked variant, and rowwise after it where it can run at N > 1.
+  std::vector<const char*> variants;
+  if (rowwise_preferred(args)) {
+    variants.push_back(rowwise_variant);
+  } else {
+    variants.push_back(blocked_variant);
+    if (args.c.cols > 1 && rowwise_refusal(args).empty()) variants.push_back(rowwise_variant);
+  }
   std::vector<backend::Candidate> candidates;
   for (const char* variant : variants)
     for (int32_t threads : thread_candidates(threads_, workers_.default_threads))

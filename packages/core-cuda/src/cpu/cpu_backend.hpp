@@ -7,6 +7,9 @@
 //                         micro-kernel (AVX2+FMA chosen at run time),
 //                         block rows split across the pool by work. Accumulates in f32 for
 //                         f32/f16/bf16 and in f64 for f64.
+//   cpu_rowwise_simd      tiny blocks (at most 8 high), any N: each block's columns scale B's
+//                         rows (read in place) into C's rows in masked AVX-512 vectors, a CSR
+//                         SpMM for blocks (rowwise.hpp); AVX-512 only.
 //   cpu_dense_blas        one BLAS GEMM (loaded at run time, blas_library.hpp) over the plan's
 //                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
@@ -37,6 +40,7 @@ using MatmulArgs = backend::MatmulArgs;
 constexpr const char* reference_variant = "cpu_reference_f64acc";
 constexpr const char* blocked_variant = "cpu_blocked_simd";
 constexpr const char* dense_variant = "cpu_dense_blas";
+constexpr const char* rowwise_variant = "cpu_rowwise_simd";
 
 std::vector<std::string> variant_names();
 
@@ -46,6 +50,12 @@ void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Bu
 // With the given instruction set's kernels (blocked_rows.hpp; tests run each).
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
                     const KernelSet& kernels);
+
+// cpu_rowwise_simd (rowwise.cpp): why it cannot run ("" when it can), whether the heuristic
+// takes it over cpu_blocked_simd, and the multiply.
+std::string rowwise_refusal(const MatmulArgs& args);
+bool rowwise_preferred(const MatmulArgs& args);
+void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
 
 // Where cpu_dense_blas stands for a product (dense_heuristic.cpp): not a candidate (too sparse,
 // or it cannot run: `refusal` says why), a candidate the tuner times, or the untuned default.

@@ -7,6 +7,7 @@
 #include "../../src/cpu/blas_library.hpp"
 #include "../support/dense_reference.hpp"
 #include "../support/random.hpp"
+#include "../../src/cpu/rowwise.hpp"
 #include "cpu_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,7 @@ TEST(CpuBackend, EveryVariantAndTheHeuristicMatchFloat64) {
   detail::CpuWorkers workers;
   std::vector<std::string> variants{"", cpu::reference_variant, cpu::blocked_variant};
   if (blas_found()) variants.push_back(cpu::dense_variant);
+  if (cpu::rowwise_kernels() != nullptr) variants.push_back(cpu::rowwise_variant);
   const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
   int checked = 0;
   uint64_t seed = 11;

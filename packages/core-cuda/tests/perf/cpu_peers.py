@@ -20,6 +20,11 @@ at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can r
 the commit before) as "bsrmm before", tuned, in the same rounds.
 """
 import os
+import sys
+
+if "--cpu-time" in sys.argv:  # one thread everywhere, set before numpy, MKL or torch load
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BSRMM_NUM_THREADS"):
+        os.environ[var] = "1"
 
 # Idle BLAS threads sleep at once instead of spinning (Intel OpenMP: 200 ms by default; OpenBLAS:
 # ~2^28 cycles): a spinning pool holds both cores while the next contender runs, so whoever runs
@@ -31,7 +36,6 @@ import argparse  # noqa: E402
 import ctypes as C  # noqa: E402
 import glob  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -108,6 +112,61 @@ def from_mask(mask, block, dtype, rng):
     return sp.bsr_array((data, indices, indptr), shape=(mask.shape[0] * block, mask.shape[1] * block))
 
 
+def banded(nb, block, dtype, rng):
+    """Block tridiagonal (the coverage suite's banded-l1-u1)."""
+    offsets = np.array([-1, 0, 1])
+    rows = np.repeat(np.arange(nb), 3)
+    cols = rows + np.tile(offsets, nb)
+    ok = (cols >= 0) & (cols < nb)
+    mask = sp.csr_array((np.ones(ok.sum(), dtype=bool), (rows[ok], cols[ok])), shape=(nb, nb))
+    indptr = mask.indptr.astype(np.int32)
+    data = rng.uniform(-1, 1, (mask.nnz, block, block)).astype(dtype)
+    return sp.bsr_array((data, mask.indices.astype(np.int32), indptr), shape=(nb * block, nb * block))
+
+
+def sparse_uniform(m, block, density, dtype, rng):
+    """Uniform block pattern without a dense mask (for very sparse, large matrices)."""
+    nb = m // block
+    count = rng.binomial(nb * nb, density)
+    flat = np.unique(rng.integers(0, nb * nb, count))
+    mask = sp.csr_array((np.ones(flat.size, dtype=bool), (flat // nb, flat % nb)), shape=(nb, nb))
+    data = rng.uniform(-1, 1, (mask.nnz, block, block)).astype(dtype)
+    return sp.bsr_array((data, mask.indices.astype(np.int32), mask.indptr.astype(np.int32)),
+                        shape=(nb * block, nb * block))
+
+
+def coverage_cases(rng):
+    """The cells of the CPU coverage run (results/cpu-2core-2026-11-25-coverage-report) that lost
+    to a peer, with the suite's shapes (patterns rebuilt here: same kind, size and density)."""
+    f32, f64 = np.float32, np.float64
+    yield "cov 1x1 9pt 256^2 f32 N=16", lambda: stencil((256, 256), 9, 1, f32, rng), 16
+    yield "cov 1x1 7pt 32^3 f32 N=16", lambda: stencil((32, 32, 32), 7, 1, f32, rng), 16
+    yield "cov 1x1 d0.0005 8192 f32 N=128", lambda: sparse_uniform(8192, 1, 0.00048828125, f32, rng), 128
+    yield "cov 2x2 banded 4096 f32 N=1", lambda: banded(2048, 2, f32, rng), 1
+    yield "cov 1x1 banded 16384 f32 N=2", lambda: banded(16384, 1, f32, rng), 2
+    yield "cov 2x2 d0.0005 16384 f64 N=8", lambda: sparse_uniform(16384, 2, 0.00048828125, f64, rng), 8
+    yield "cov 3x3 d0.0015 32766 f64 N=8", lambda: sparse_uniform(32766, 3, 0.0014649331624244644, f64, rng), 8
+    yield "cov 8x8 d0.0066 32768 f64 N=1", lambda: sparse_uniform(32768, 8, 0.006591796875, f64, rng), 1
+    yield "cov 4x4 27pt 16^3 f32 N=1", lambda: stencil((16, 16, 16), 27, 4, f32, rng), 1
+    yield "cov 4x4 27pt 16^3 f64 N=1", lambda: stencil((16, 16, 16), 27, 4, f64, rng), 1
+    yield "cov b64 d0.125 4096 f32 N=1", lambda: uniform(4096, 4096, 64, 0.125, f32, rng), 1
+    yield "cov 4x4 9pt 32^2 f64 N=4", lambda: stencil((32, 32), 9, 4, f64, rng), 4
+    yield "cov 4x4 d0.0625 4096 f64 N=32", lambda: uniform(4096, 4096, 4, 0.0625, f64, rng), 32
+    yield "cov 6x6 9pt 104^2 f64 N=2", lambda: stencil((104, 104), 9, 6, f64, rng), 2
+    yield "cov 6x6 banded 4092 f32 N=4", lambda: banded(682, 6, f32, rng), 4
+    yield "cov 2x2 powerlaw 8192 f64 N=256", lambda: uniform(8192, 8192, 2, 0.00390625, f64, rng), 256
+    yield "cov 3x3 27pt 16^3 f64 N=16", lambda: stencil((16, 16, 16), 27, 3, f64, rng), 16
+    yield "cov 3x3 9pt 91x30 f32 N=4", lambda: stencil((91, 30), 9, 3, f32, rng), 4
+    # cells bsrmm already won there (tiny blocks at N 16-128): kept to catch regressions
+    yield "cov+ 4x4 27pt 16^3 f64 N=16", lambda: stencil((16, 16, 16), 27, 4, f64, rng), 16
+    yield "cov+ 4x4 27pt 16^3 f32 N=64", lambda: stencil((16, 16, 16), 27, 4, f32, rng), 64
+    yield "cov+ 8x8 9pt 128^2 f32 N=32", lambda: stencil((128, 128), 9, 8, f32, rng), 32
+    yield "cov+ 8x8 d0.0078 16384 f32 N=32", lambda: uniform(16384, 16384, 8, 0.0078125, f32, rng), 32
+    yield "cov+ 6x6 d0.0117 8190 f64 N=64", lambda: uniform(8190, 8190, 6, 0.011721611721611722, f64, rng), 64
+    yield "cov+ 2x2 7pt 16^3 f64 N=128", lambda: stencil((16, 16, 16), 7, 2, f64, rng), 128
+    yield "cov+ 2x2 banded 16384 f32 N=128", lambda: banded(8192, 2, f32, rng), 128
+
+
 def cases(rng):
     f32, f64 = np.float32, np.float64
     for n in (1, 16, 64):
@@ -124,11 +183,13 @@ def cases(rng):
 # ---- contenders ---------------------------------------------------------------------------
 
 class Bsrmm:
-    def __init__(self, lib, tuning):
+    def __init__(self, lib, tuning, variant=None):
         self.lib = lib
         self.ctx = C.c_void_p()
         check(lib, lib.bsrmm_context_create(Device(0, 0), C.byref(self.ctx)))
         check(lib, lib.bsrmm_context_set_tuning_mode(self.ctx, tuning))
+        if variant:
+            check(lib, lib.bsrmm_context_set_variant(self.ctx, variant.encode()))
 
     def prepare(self, a, b):
         lib = self.lib
@@ -156,12 +217,16 @@ class Bsrmm:
         self.lib.bsrmm_matrix_destroy(self.matrix)
 
 
-def contenders(lib, a, b, have_mkl, baseline=None):
+def contenders(lib, a, b, have_mkl, baseline=None, variants=()):
     out = {}
     tuned, untuned = Bsrmm(lib, 1), Bsrmm(lib, 0)
     out["bsrmm"] = (tuned.prepare(a, b), tuned)
     out["bsrmm untuned"] = (untuned.prepare(a, b), untuned)
     handles = [tuned, untuned]
+    for variant in variants:  # forced variants, named by their suffix
+        forced = Bsrmm(lib, 0, variant)
+        out["bsrmm " + variant.split("_")[1]] = (forced.prepare(a, b), forced)
+        handles.append(forced)
     if baseline is not None:
         before = Bsrmm(baseline, 1)
         out["bsrmm before"] = (before.prepare(a, b), before)
@@ -186,6 +251,11 @@ def contenders(lib, a, b, have_mkl, baseline=None):
                                        torch.from_numpy(csr.indices.astype(np.int64)),
                                        torch.from_numpy(csr.data), size=csr.shape)
         out["torch CSR"] = (lambda: (tcsr @ tb).numpy(), None)
+        if a.blocksize[0] == a.blocksize[1]:
+            tbsr = torch.sparse_bsr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                                           torch.from_numpy(a.indices.astype(np.int64)),
+                                           torch.from_numpy(a.data), size=a.shape)
+            out["torch BSR"] = (lambda: (tbsr @ tb).numpy(), None)
     except ImportError:
         pass
     return out, handles
@@ -197,6 +267,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--baseline", default="", help="another build of libbsrmm.so, timed as 'bsrmm before'")
+    parser.add_argument("--set", choices=("issue", "coverage"), default="issue",
+                        help="issue 22's cases, or the coverage run's losing cells")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated CPU variants to force beside the tuned / untuned choice")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="one thread each, timed by the process's CPU time (what other "
+                             "processes' load inflates least)")
     parser.add_argument("--min-seconds", type=float, default=0.05,
                         help="repeat a contender within a round until this long, report per call")
     args = parser.parse_args()
@@ -230,7 +307,9 @@ def main():
         print(f"# MKL threads {sparse_dot_mkl.mkl_get_max_threads()}")
     print(f"# medians of {args.rounds} rounds; each round runs every contender in turn")
     rng = np.random.default_rng(0)
-    for name, make, n in cases(rng):
+    variants = [v for v in args.variants.split(",") if v]
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    for name, make, n in (coverage_cases if args.set == "coverage" else cases)(rng):
         if args.only and args.only not in name:
             continue
         a = make()
@@ -238,10 +317,15 @@ def main():
         expected = a.astype(np.float64) @ b.astype(np.float64)
         scale = (abs(a).astype(np.float64) @ abs(b).astype(np.float64)).max()
         tol = (1e-5 if a.dtype == np.float32 else 1e-12) * scale
-        runs, handles = contenders(lib, a, b, have_mkl, baseline)
-        for who, (fn, _) in runs.items():
-            for _ in range(4):  # the tuned context tunes on its first calls
-                got = fn()
+        runs, handles = contenders(lib, a, b, have_mkl, baseline, variants)
+        for who, (fn, _) in list(runs.items()):
+            try:
+                for _ in range(4):  # the tuned context tunes on its first calls
+                    got = fn()
+            except RuntimeError as e:  # a forced variant that declines this case
+                print(f"  ({who}: {e})")
+                del runs[who]
+                continue
             err = np.abs(np.asarray(got, dtype=np.float64) - expected).max()
             assert err <= tol, f"{name}: {who} is wrong (max error {err:.3g}, tolerance {tol:.3g})"
         reps = {}
@@ -252,10 +336,10 @@ def main():
         times = {who: [] for who in runs}
         for _ in range(args.rounds):
             for who, (fn, _) in runs.items():
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(reps[who]):
                     fn()
-                times[who].append((time.perf_counter() - t0) / reps[who])
+                times[who].append((clock() - t0) / reps[who])
         med = {who: statistics.median(t) * 1e3 for who, t in times.items()}
         low = {who: min(t) * 1e3 for who, t in times.items()}
         peers = {w: t for w, t in med.items() if not w.startswith("bsrmm")}
@@ -264,9 +348,12 @@ def main():
         density = a.nnz / (a.shape[0] * a.shape[1])
         print(f"\n{name}  ({a.shape[0]}x{a.shape[1]}, nnzb {a.indices.size}, density {density:.4f})")
         print(f"  {'':14} {'median':>9}    {'fastest':>9}")
-        ran = {"bsrmm": handles[0], "bsrmm untuned": handles[1], "bsrmm before": handles[-1]}
+        ran = {"bsrmm": handles[0], "bsrmm untuned": handles[1]}
+        ran.update({"bsrmm " + v.split("_")[1]: h for v, h in zip(variants, handles[2:])})
+        if baseline is not None:
+            ran["bsrmm before"] = handles[-1]
         for who in sorted(med, key=med.get):
-            extra = f"  [{ran[who].variant()}]" if who in ran else ""
+            extra = f"  [{ran[who].variant()}]" if who in ran and who in runs else ""
             print(f"  {who:14} {med[who]:9.3f} ms {low[who]:9.3f} ms{extra}")
         print(f"  => bsrmm / best peer: median {med['bsrmm'] / peers[best_peer]:.2f}x ({best_peer}), "
               f"fastest {low['bsrmm'] / low[best_peer_low]:.2f}x ({best_peer_low})")

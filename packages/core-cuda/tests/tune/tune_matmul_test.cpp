@@ -72,7 +72,7 @@ Outcome run_until_tuned(Context& ctx, CpuProblem& problem) {
 }
 
 bool is_cpu_variant(const std::string& name) {
-  return name == "cpu_blocked_simd" || name == "cpu_reference_f64acc";
+  return name == "cpu_blocked_simd" || name == "cpu_rowwise_simd" || name == "cpu_reference_f64acc";
 }
 
 std::vector<tuner::Entry> abi_entries() {

@@ -1,0 +1,129 @@
+// cpu_rowwise_simd: B in the compute type and row-major (in place when it already is, else one
+// conversion pass into the workspace), then rowwise_kernel.hpp over chunks of block rows.
+// Small products run on the calling thread: waking the pool costs more than they do.
+#include "../common/error.hpp"
+#include "../common/half.hpp"
+#include "cpu_backend.hpp"
+#include "partition.hpp"
+#include "rowwise.hpp"
+
+#include <algorithm>
+
+namespace bsrmm::cpu {
+
+namespace {
+
+using detail::bf16_t;
+using detail::f16_t;
+
+constexpr int64_t chunks_per_thread = 4;
+
+// Multiply-adds below which the product runs on the calling thread: ~10-20 us of work on one
+// core at tiny blocks, about what handing it to a sleeping worker costs on a loaded machine.
+constexpr int64_t inline_work = int64_t{1} << 16;
+
+inline float widen(float x) { return x; }
+inline double widen(double x) { return x; }
+inline float widen(f16_t x) { return detail::to_float(x); }
+inline float widen(bf16_t x) { return detail::to_float(x); }
+
+// Rows [begin, end) of B into `out` (row-major, `n` wide, the compute type T).
+template <typename T, typename S>
+void convert_rows(const bsrmm_dense& b, T* out, int64_t begin, int64_t end) {
+  const S* in = static_cast<const S*>(b.data);
+  const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  for (int64_t k = begin; k < end; ++k)
+    for (int64_t j = 0; j < b.cols; ++j)
+      out[k * b.cols + j] = static_cast<T>(widen(row_major ? in[k * b.ld + j] : in[j * b.ld + k]));
+}
+
+template <typename T>
+const T* row_major_b(const bsrmm_dense& b, detail::ThreadPool& pool, detail::Buffer& workspace,
+                     bool single_thread) {
+  constexpr bsrmm_dtype compute = sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32;
+  if (b.dtype == compute && (b.layout == BSRMM_LAYOUT_ROW_MAJOR || b.cols == 1))
+    return static_cast<const T*>(b.data);
+  const std::size_t bytes = static_cast<std::size_t>(b.rows * b.cols) * sizeof(T);
+  if (workspace.size() < bytes) workspace = detail::Buffer::allocate(bytes, workspace.device());
+  T* out = workspace.as<T>();
+  const int64_t parts = single_thread ? 1 : std::min<int64_t>(b.rows, pool.size() * chunks_per_thread);
+  pool.run(parts, [&](int64_t part) {
+    const int64_t begin = b.rows * part / parts;
+    const int64_t end = b.rows * (part + 1) / parts;
+    switch (b.dtype) {
+      case BSRMM_DTYPE_F16: convert_rows<T, f16_t>(b, out, begin, end); break;
+      case BSRMM_DTYPE_BF16: convert_rows<T, bf16_t>(b, out, begin, end); break;
+      case BSRMM_DTYPE_F32: convert_rows<T, float>(b, out, begin, end); break;
+      case BSRMM_DTYPE_F64: convert_rows<T, double>(b, out, begin, end); break;
+    }
+  });
+  return out;
+}
+
+template <typename T>
+void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+         const RowwiseKernels& kernels) {
+  const int64_t rows = args.a.block_row_count;
+  if (rows == 0 || args.c.cols == 0) return;
+  const int64_t work = args.a.nnzb * args.a.block_height * args.a.block_width * args.c.cols;
+  const bool single_thread = pool.size() == 1 || work < inline_work;
+  RowwiseProblem problem{};
+  problem.block_height = args.a.block_height;
+  problem.block_width = args.a.block_width;
+  problem.row_ptr = args.a.row_ptr;
+  problem.col_idx = args.a.col_idx;
+  problem.a_values = sizeof(T) == 8 ? args.a.values : static_cast<const void*>(args.a.values_f32);
+  problem.c = args.c;
+  problem.alpha = args.alpha;
+  problem.beta = args.beta;
+  problem.bias = args.bias;
+  problem.activation = args.activation;
+  const T* b = args.a.nnzb > 0 ? row_major_b<T>(args.b, pool, workspace, single_thread) : nullptr;
+  problem.b = b;
+  problem.b_ld = b == args.b.data && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : args.b.cols;
+  const RowwiseFunction function = kernels.rows[sizeof(T) == 8 ? 1 : 0];
+  const std::vector<RowRange> ranges =
+      split_rows(args.a.work_prefix, rows, single_thread ? 1 : pool.size() * chunks_per_thread);
+  pool.run(static_cast<int64_t>(ranges.size()), [&](int64_t task) {
+    const RowRange range = ranges[static_cast<size_t>(task)];
+    function(problem, range.begin, range.end);
+  });
+}
+
+}  // namespace
+
+std::string rowwise_refusal(const MatmulArgs& args) {
+  if (rowwise_kernels() == nullptr)
+    return "it needs AVX-512 (F, VL, BW, DQ), which this CPU lacks or BSRMM_CPU_ISA=avx2 turned off";
+  if (args.a.block_height > rowwise_max_height)
+    return "it takes blocks at most 8 high; this matrix has " + std::to_string(args.a.block_height);
+  return "";
+}
+
+bool rowwise_preferred(const MatmulArgs& args) {
+  if (!rowwise_refusal(args).empty()) return false;
+  // N = 1: the blocked variant's matrix-vector loop streams A without masks (2x faster).
+  const int64_t n = args.c.cols;
+  if (n == 1) return false;
+  // Blocks up to 8 wide at N up to 128 (one core, 1x1-8x8, N 2-128, stencils and uniform
+  // patterns: 1.2-4x the blocked variant, never more than 5% behind it; docs/perf-log.md entry
+  // 46), and beyond where each block column serves few block rows (B has little reuse to pack
+  // for: 2x2 power-law N = 256, 11.3 vs 13.7 ms). Wider N over a matrix that reuses B rows
+  // packs them (blocked).
+  const bool few_uses = args.a.nnzb <= 16 * args.a.block_col_count;
+  return args.a.block_width <= 8 && (n <= 128 || few_uses);
+}
+
+void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  const std::string refusal = rowwise_refusal(args);
+  if (!refusal.empty()) detail::fail(BSRMM_STATUS_UNSUPPORTED, rowwise_variant, " cannot run: ", refusal);
+  if (args.a.dtype == BSRMM_DTYPE_F64) {
+    run<double>(args, pool, workspace, *rowwise_kernels());
+  } else {
+    if (args.a.values_f32 == nullptr && args.a.nnzb > 0)
+      detail::fail(BSRMM_STATUS_INTERNAL, rowwise_variant, " called without f32 values of A");
+    run<float>(args, pool, workspace, *rowwise_kernels());
+  }
+}
+
+}  // namespace bsrmm::cpu

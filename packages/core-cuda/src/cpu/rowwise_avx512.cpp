@@ -1,0 +1,54 @@
+// cpu_rowwise_simd's AVX-512 kernels (rowwise_kernel.hpp), compiled for AVX-512 through the
+// target pragma below only (as blocked_rows_avx512.cpp: shared headers first, under the baseline
+// target), run only where kernels() chose AVX-512.
+#include "blocked_rows.hpp"
+#include "rowwise.hpp"
+
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+
+#include "../common/half.hpp"
+#include "epilogue.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c")
+#include "rowwise_kernel.hpp"
+
+namespace bsrmm::cpu {
+namespace {
+
+void rows_f32(const RowwiseProblem& problem, int64_t row_begin, int64_t row_end) {
+  rows_any<float>(problem, row_begin, row_end);
+}
+
+void rows_f64(const RowwiseProblem& problem, int64_t row_begin, int64_t row_end) {
+  rows_any<double>(problem, row_begin, row_end);
+}
+
+}  // namespace
+}  // namespace bsrmm::cpu
+
+#pragma GCC pop_options
+
+namespace bsrmm::cpu {
+
+const RowwiseKernels* rowwise_kernels() {
+  static const RowwiseKernels set{{rows_f32, rows_f64}};
+  // The same choice as the blocked kernels' (cpuid, BSRMM_CPU_ISA).
+  return std::strcmp(kernels().isa, "avx512") == 0 ? &set : nullptr;
+}
+
+}  // namespace bsrmm::cpu
+
+#else
+
+namespace bsrmm::cpu {
+const RowwiseKernels* rowwise_kernels() { return nullptr; }
+}  // namespace bsrmm::cpu
+
+#endif

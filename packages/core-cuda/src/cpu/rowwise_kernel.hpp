@@ -1,0 +1,259 @@
+// The loop nest of cpu_rowwise_simd (AVX-512 only; included by rowwise_avx512.cpp under its
+// target pragma): for each block row, each of its blocks' columns k scales B's row
+// (col * bw + k) into the block row's bh output rows, N in vectors held in registers, the last
+// vector masked so any N (1, 2, 3, ...) reads and writes only its own columns. B is read in
+// place (row-major, compute type, any leading dimension): no packing, no padding to a vector,
+// no accumulator panel; the epilogue writes C straight from the registers. This is a CSR SpMM
+// (each nonzero scales a B row into C's row) generalised to tiny blocks: at 1x1 - 8x8 blocks
+// and small N the blocked kernel's fixed costs per block row (strips, panel, epilogue pass)
+// were most of its time (issue 22; docs/perf-log.md entry 46).
+// Internal linkage on purpose (as blocked_kernel.hpp): this is one TU's AVX-512 code.
+#pragma once
+
+#include "../common/half.hpp"
+#include "epilogue.hpp"
+#include "rowwise.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#define BSRMM_ROWWISE_INLINE inline __attribute__((always_inline))
+
+namespace bsrmm::cpu {
+namespace {  // NOLINT: per-TU code, see above
+
+// The AVX-512 operations the nest needs, per element type.
+template <typename T>
+struct Zmm;
+
+template <>
+struct Zmm<float> {
+  using vec = __m512;
+  using mask = __mmask16;
+  static constexpr int lanes = 16;
+  static BSRMM_ROWWISE_INLINE vec zero() { return _mm512_setzero_ps(); }
+  static BSRMM_ROWWISE_INLINE vec set1(float x) { return _mm512_set1_ps(x); }
+  static BSRMM_ROWWISE_INLINE vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static BSRMM_ROWWISE_INLINE vec load(mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static BSRMM_ROWWISE_INLINE void store(float* p, mask m, vec v) { _mm512_mask_storeu_ps(p, m, v); }
+  static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm512_add_ps(a, b); }
+  static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_ps(a, b); }
+  static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
+    return count >= lanes ? mask(0xFFFF) : mask((1u << count) - 1u);
+  }
+};
+
+template <>
+struct Zmm<double> {
+  using vec = __m512d;
+  using mask = __mmask8;
+  static constexpr int lanes = 8;
+  static BSRMM_ROWWISE_INLINE vec zero() { return _mm512_setzero_pd(); }
+  static BSRMM_ROWWISE_INLINE vec set1(double x) { return _mm512_set1_pd(x); }
+  static BSRMM_ROWWISE_INLINE vec load(const double* p) { return _mm512_loadu_pd(p); }
+  static BSRMM_ROWWISE_INLINE vec load(mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
+  static BSRMM_ROWWISE_INLINE void store(double* p, mask m, vec v) { _mm512_mask_storeu_pd(p, m, v); }
+  static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_pd(a, b, c); }
+  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm512_add_pd(a, b); }
+  static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_pd(a, b); }
+  static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
+    return count >= lanes ? mask(0xFF) : mask((1u << count) - 1u);
+  }
+};
+
+template <typename S>
+BSRMM_ROWWISE_INLINE auto widen_c(S x) {
+  if constexpr (std::is_same_v<S, detail::f16_t> || std::is_same_v<S, detail::bf16_t>) {
+    return detail::to_float(x);
+  } else {
+    return x;
+  }
+}
+
+// The general epilogue for one block row's chunk (any C dtype, layout, bias, activation): from
+// `tile` (rows `stride` apart), rows row0.., columns col0..col0 + count.
+template <typename T, typename S>
+void store_general(const T* tile, int rows, int64_t stride, int64_t count, const RowwiseProblem& p,
+                   int64_t row0, int64_t col0) {
+  const bsrmm_dense& c = p.c;
+  S* out = static_cast<S*>(c.data);
+  const bool row_major = c.layout == BSRMM_LAYOUT_ROW_MAJOR;
+  const T alpha = static_cast<T>(p.alpha);
+  const T beta = static_cast<T>(p.beta);
+  for (int m = 0; m < rows; ++m) {
+    const int64_t row = row0 + m;
+    const T bias = p.bias ? static_cast<T>(widen_c(static_cast<const S*>(p.bias)[row])) : T(0);
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t at = row_major ? row * c.ld + col0 + j : (col0 + j) * c.ld + row;
+      T value = alpha * tile[m * stride + j];
+      if (p.beta != 0.0) value += beta * static_cast<T>(widen_c(out[at]));
+      if (p.bias) value += bias;
+      out[at] = detail::Store<S>::from(activate(value, p.activation));
+    }
+  }
+}
+
+template <typename T>
+void store_any(const T* tile, int rows, int64_t stride, int64_t count, const RowwiseProblem& p,
+               int64_t row0, int64_t col0) {
+  if constexpr (sizeof(T) == 8) {
+    store_general<T, double>(tile, rows, stride, count, p, row0, col0);
+  } else {
+    switch (p.c.dtype) {
+      case BSRMM_DTYPE_F16: store_general<T, detail::f16_t>(tile, rows, stride, count, p, row0, col0); break;
+      case BSRMM_DTYPE_BF16: store_general<T, detail::bf16_t>(tile, rows, stride, count, p, row0, col0); break;
+      default: store_general<T, float>(tile, rows, stride, count, p, row0, col0); break;
+    }
+  }
+}
+
+// Vectors per chunk: at most 24 accumulators with 8 registers left for B and A.
+constexpr int max_vectors(int bh) { return bh <= 4 ? 4 : 3; }
+
+// One block row's columns [j0, j0 + NV vectors) (the last vector masked to `last`): BH rows x
+// NV vectors of accumulators. BW = 0: the width is only known at run time. One chain of FMAs per
+// accumulator is enough: rows are independent and the core overlaps them (2-4 copies of the
+// accumulators taking alternate blocks ran 5-25% slower at 1x1, N = 16; entry 46).
+template <typename T, int BH, int BW, int NV>
+BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int64_t j0,
+                                typename Zmm<T>::mask last, bool fast_store) {
+  using Z = Zmm<T>;
+  using vec = typename Z::vec;
+  const int32_t bw = BW > 0 ? BW : p.block_width;
+  const int64_t block = int64_t{BH} * bw;
+  const T* values = static_cast<const T*>(p.a_values);
+  const T* b = static_cast<const T*>(p.b) + j0;
+  const int64_t ldb = p.b_ld;
+  vec acc[BH][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < BH; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = Z::zero();
+
+  for (int32_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
+    const T* a = values + int64_t{q} * block;
+    const T* rows_of_b = b + int64_t{p.col_idx[q]} * bw * ldb;
+#pragma GCC unroll 8
+    for (int32_t k = 0; k < bw; ++k) {
+      const T* b_row = rows_of_b + k * ldb;
+      vec bv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV - 1; ++v) bv[v] = Z::load(b_row + v * Z::lanes);
+      bv[NV - 1] = Z::load(last, b_row + (NV - 1) * Z::lanes);
+#pragma GCC unroll 8
+      for (int i = 0; i < BH; ++i) {
+        const vec s = Z::set1(a[i * bw + k]);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[i][v] = Z::fma(s, bv[v], acc[i][v]);
+      }
+    }
+  }
+
+  const int64_t row0 = r * BH;
+  if (fast_store) {
+    // C row-major in the compute type, no bias, no activation: alpha (and beta) in registers.
+    T* c = static_cast<T*>(p.c.data);
+    const vec alpha = Z::set1(static_cast<T>(p.alpha));
+    const vec beta = Z::set1(static_cast<T>(p.beta));
+    const bool read_c = p.beta != 0.0;
+#pragma GCC unroll 8
+    for (int i = 0; i < BH; ++i) {
+      T* to = c + (row0 + i) * p.c.ld + j0;
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const typename Z::mask m = v == NV - 1 ? last : Z::first(Z::lanes);
+        vec value = Z::mul(alpha, acc[i][v]);
+        if (read_c) value = Z::fma(beta, Z::load(m, to + v * Z::lanes), value);
+        Z::store(to + v * Z::lanes, m, value);
+      }
+    }
+    return;
+  }
+  alignas(64) T tile[BH * NV * Z::lanes];
+#pragma GCC unroll 8
+  for (int i = 0; i < BH; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v)
+      Z::store(tile + (i * NV + v) * Z::lanes, Z::first(Z::lanes), acc[i][v]);
+  const int64_t count = std::min<int64_t>(int64_t{NV} * Z::lanes, p.c.cols - j0);
+  store_any<T>(tile, BH, int64_t{NV} * Z::lanes, count, p, row0, j0);
+}
+
+
+// Rows [row_begin, row_end) when N fits one chunk (NV vectors, the last masked to `last`): the
+// chunk's shape is decided once, not per row (at N = 2 with 3 blocks a row, that choice was a
+// visible part of a row's time).
+template <typename T, int BH, int BW, int NV>
+void rows_one_chunk(const RowwiseProblem& p, int64_t row_begin, int64_t row_end,
+                    typename Zmm<T>::mask last, bool fast_store) {
+  for (int64_t r = row_begin; r < row_end; ++r) chunk<T, BH, BW, NV>(p, r, 0, last, fast_store);
+}
+
+template <typename T, int BH, int BW>
+void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
+  using Z = Zmm<T>;
+  constexpr int NVmax = max_vectors(BH);
+  constexpr int64_t width = int64_t{NVmax} * Z::lanes;
+  const int64_t n = p.c.cols;
+  const bool fast_store = p.c.dtype == (sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32) &&
+                          p.c.layout == BSRMM_LAYOUT_ROW_MAJOR && p.bias == nullptr &&
+                          p.activation == BSRMM_ACTIVATION_NONE;
+  if (n <= width) {
+    const int nv = static_cast<int>((n + Z::lanes - 1) / Z::lanes);
+    const typename Z::mask last = Z::first(n - int64_t{nv - 1} * Z::lanes);
+    switch (nv) {
+      case 1: return rows_one_chunk<T, BH, BW, 1>(p, row_begin, row_end, last, fast_store);
+      case 2: return rows_one_chunk<T, BH, BW, 2>(p, row_begin, row_end, last, fast_store);
+      case 3: return rows_one_chunk<T, BH, BW, 3>(p, row_begin, row_end, last, fast_store);
+      default:
+        if constexpr (NVmax >= 4) rows_one_chunk<T, BH, BW, 4>(p, row_begin, row_end, last, fast_store);
+        return;
+    }
+  }
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    for (int64_t j0 = 0; j0 < n; j0 += width) {
+      const int64_t left = std::min(width, n - j0);
+      const int nv = static_cast<int>((left + Z::lanes - 1) / Z::lanes);
+      const typename Z::mask last = Z::first(left - int64_t{nv - 1} * Z::lanes);
+      switch (nv) {
+        case 1: chunk<T, BH, BW, 1>(p, r, j0, last, fast_store); break;
+        case 2: chunk<T, BH, BW, 2>(p, r, j0, last, fast_store); break;
+        case 3: chunk<T, BH, BW, 3>(p, r, j0, last, fast_store); break;
+        default:
+          if constexpr (NVmax >= 4) chunk<T, BH, BW, 4>(p, r, j0, last, fast_store);
+          break;
+      }
+    }
+  }
+}
+
+template <typename T, int BH>
+void rows_height(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
+  if (p.block_width == BH) {
+    rows_shaped<T, BH, BH>(p, row_begin, row_end);
+  } else {
+    rows_shaped<T, BH, 0>(p, row_begin, row_end);
+  }
+}
+
+template <typename T>
+void rows_any(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
+  switch (p.block_height) {
+    case 1: return rows_height<T, 1>(p, row_begin, row_end);
+    case 2: return rows_height<T, 2>(p, row_begin, row_end);
+    case 3: return rows_height<T, 3>(p, row_begin, row_end);
+    case 4: return rows_height<T, 4>(p, row_begin, row_end);
+    case 5: return rows_height<T, 5>(p, row_begin, row_end);
+    case 6: return rows_height<T, 6>(p, row_begin, row_end);
+    case 7: return rows_height<T, 7>(p, row_begin, row_end);
+    case 8: return rows_height<T, 8>(p, row_begin, row_end);
+    default: break;  // the caller checks rowwise_max_height
+  }
+}
+
+}  // namespace
+}  // namespace bsrmm::cpu

@@ -1,0 +1,133 @@
+// cpu_rowwise_simd (src/cpu/rowwise*): against float64 on fresh random operands with a
+// NaN-poisoned C (and NaN in B's and C's padding): every block height it takes (1-8, odd widths
+// too), N from 1 to 130 (partial vectors, one chunk and several), every dtype, B and C in both
+// layouts with ld above the minimum, beta != 0 with bias and an activation, empty block rows;
+// one thread and the pool; products small enough to run on the calling thread and large enough
+// to split. It declines blocks over 8 high, and CPUs without AVX-512 (skipped there).
+#include "../../src/common/error.hpp"
+#include "../../src/common/thread_pool.hpp"
+#include "../../src/cpu/rowwise.hpp"
+#include "../../src/device/buffer.hpp"
+#include "../support/dense_reference.hpp"
+#include "../support/random.hpp"
+#include "cpu_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace bsrmm::test {
+namespace {
+
+struct Case {
+  int32_t bh, bw;
+  int64_t block_rows, block_cols;
+  double density;
+};
+
+void check_product(const Case& shape, int64_t n, bsrmm_dtype dtype, uint64_t seed, detail::ThreadPool& pool,
+                   detail::Buffer& workspace) {
+  const bool epilogue = seed % 3 == 0;
+  Random rng(seed);
+  HostBsr a = random_bsr(rng, shape.block_rows, shape.block_cols, shape.bh, shape.bw, shape.density, dtype);
+  const bsrmm_layout b_layout = seed % 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
+  HostDense b(a.cols, n, dtype, b_layout, seed % 5 == 0 ? 0 : 3);
+  for (int64_t i = 0; i < a.cols; ++i)
+    for (int64_t j = 0; j < n; ++j) b.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+  HostDense c(a.rows, n, dtype, seed % 4 < 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR, 2);
+  std::vector<double> bias;
+  std::vector<unsigned char> bias_bytes(static_cast<size_t>(a.rows) * dtype_size(dtype));
+  for (int64_t i = 0; i < a.rows; ++i) {
+    bias.push_back(round_to(dtype, rng.uniform(-1, 1)));
+    store(dtype, bias_bytes.data() + i * dtype_size(dtype), bias.back());
+  }
+  if (epilogue) {
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+  }
+  const HostDense c_before = c;
+  CpuOperands operands(a, b, c);
+  cpu::MatmulArgs& args = operands.args;
+  if (epilogue) {
+    args.alpha = -1.25;
+    args.beta = 0.5;
+    args.bias = bias_bytes.data();
+    args.activation = seed % 2 ? BSRMM_ACTIVATION_GELU : BSRMM_ACTIVATION_RELU;
+  } else if (seed % 7 == 0) {
+    args.alpha = 2.0;
+    args.beta = -0.75;  // beta alone: the fast store's read of C
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+  }
+  const HostDense c_start = c;
+  cpu::matmul_rowwise(args, pool, workspace);
+  const std::string what = "dtype " + std::to_string(dtype) + " b" + std::to_string(shape.bh) + "x" +
+                           std::to_string(shape.bw) + " rows " + std::to_string(a.rows) + " n " +
+                           std::to_string(n) + " threads " + std::to_string(pool.size()) + " seed " +
+                           std::to_string(seed);
+  expect_matches(c,
+                 reference_matmul(a.to_dense(), a.rows, a.cols, BSRMM_OP_NONE, b, c_start, args.alpha,
+                                  args.beta, args.bias ? &bias : nullptr, args.activation),
+                 what);
+  EXPECT_TRUE(c.padding_untouched()) << what;
+  (void)c_before;
+}
+
+bool has_rowwise() { return cpu::rowwise_kernels() != nullptr; }
+
+TEST(Rowwise, MatchesFloat64) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
+  const Case shapes[] = {{1, 1, 37, 41, 0.2}, {2, 2, 23, 19, 0.3}, {3, 3, 17, 13, 0.3}, {4, 4, 9, 11, 0.4},
+                         {6, 6, 7, 6, 0.5},   {8, 8, 5, 6, 0.5},   {3, 5, 11, 7, 0.4},  {5, 3, 7, 11, 0.4},
+                         {1, 4, 29, 9, 0.3},  {8, 2, 5, 17, 0.4},  {7, 9, 4, 5, 0.6},   {2, 1, 19, 31, 0.2}};
+  detail::ThreadPool one(1), two(2);
+  detail::Buffer workspace;
+  int checked = 0;
+  uint64_t seed = 1;
+  for (bsrmm_dtype dtype : dtypes)
+    for (const Case& shape : shapes)
+      for (int64_t n : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 48, 64, 65, 100, 130}) {
+        check_product(shape, n, dtype, seed, seed % 2 ? one : two, workspace);
+        ++seed;
+        ++checked;
+      }
+  std::printf("[ rowwise] %d products checked\n", checked);
+}
+
+// Large enough to split across the pool (work above the inline limit), with empty block rows
+// (density 0.05) and a skewed row length.
+TEST(Rowwise, SplitAcrossThePool) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  detail::ThreadPool pool(3);
+  detail::Buffer workspace;
+  uint64_t seed = 500;
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F64})
+    for (const Case& shape : {Case{1, 1, 1200, 1200, 0.01}, Case{2, 2, 500, 500, 0.05}, Case{4, 4, 160, 120, 0.1}})
+      for (int64_t n : {2, 16, 40, 130}) check_product(shape, n, dtype, seed++, pool, workspace);
+}
+
+TEST(Rowwise, DeclinesTallBlocks) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  Random rng(9);
+  HostBsr a = random_bsr(rng, 3, 3, 9, 2, 0.5, BSRMM_DTYPE_F32);
+  HostDense b(a.cols, 4, BSRMM_DTYPE_F32);
+  b.fill(1.0);
+  HostDense c(a.rows, 4, BSRMM_DTYPE_F32);
+  CpuOperands operands(a, b, c);
+  detail::ThreadPool pool(1);
+  detail::Buffer workspace;
+  EXPECT_FALSE(cpu::rowwise_refusal(operands.args).empty());
+  EXPECT_FALSE(cpu::rowwise_preferred(operands.args));
+  try {
+    cpu::matmul_rowwise(operands.args, pool, workspace);
+    ADD_FAILURE() << "9-high blocks ran";
+  } catch (const detail::Error& error) {
+    EXPECT_EQ(error.status(), BSRMM_STATUS_UNSUPPORTED);
+    EXPECT_NE(std::string(error.what()).find("at most 8 high"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace bsrmm::test
