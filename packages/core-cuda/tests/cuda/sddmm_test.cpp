@@ -1,8 +1,10 @@
 // bsrmm_sddmm on CUDA device 0 against the float64 reference (support/sddmm_reference.hpp), the
 // same cases as the CPU suite (every dtype, blocks 1x1 to 64x32, X and Y row- or column-major
 // with padded leading dimensions, beta = 0 over NaN-poisoned values and beta != 0) plus 128x128
-// blocks at T = 4096. f16 / bf16 cases that meet the mma.sync kernel's conditions (X row-major,
-// rows 16-byte aligned, T a multiple of 8, block sides multiples of 16) must run it; the rest
+// blocks at T = 4096, and the weight-gradient layout (X column-major, a transposed view, with a
+// padded ld) at blocks 16 to 128 and T 64 to 4096. f16 / bf16 cases that meet the mma.sync
+// kernel's conditions (leading dimensions multiples of 8 elements, 16-byte aligned data, T a
+// multiple of 8, block sides multiples of 16; either layout of X and Y) must run it; the rest
 // run the SIMT kernel. Skips without a GPU.
 #include "../support/random.hpp"
 #include "../support/sddmm_reference.hpp"
@@ -10,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <sstream>
@@ -31,7 +34,7 @@ struct GpuSddmmCase {
   bsrmm_layout x_layout = BSRMM_LAYOUT_ROW_MAJOR, y_layout = BSRMM_LAYOUT_ROW_MAJOR;
   int64_t x_pad = 0, y_pad = 0;
   double alpha = 1, beta = 0;
-  const char* expect_variant = "";  // a prefix of the variant that must run ("" any)
+  std::string expect_variant;  // a prefix of the variant that must run ("" any)
   uint64_t seed = 1;
 
   std::string name() const {
@@ -126,9 +129,8 @@ std::vector<GpuSddmmCase> shape_layout_cases() {
             tc.y_pad = pad;
             tc.beta = seed % 2 == 0 ? 0.0 : 0.5;
             tc.alpha = seed % 3 == 0 ? 1.0 : -1.25;
-            // pad 8 with T = 72 and K a multiple of 16 keeps every ld a multiple of 8.
-            const bool mma = tensor_dtype(dtype) && bh % 16 == 0 && bw % 16 == 0 &&
-                             xl == BSRMM_LAYOUT_ROW_MAJOR && pad == 8;
+            // pad 8 with T = 72 and M, K multiples of 16 keeps every ld a multiple of 8.
+            const bool mma = tensor_dtype(dtype) && bh % 16 == 0 && bw % 16 == 0 && pad == 8;
             tc.expect_variant = mma ? "sm80_sddmm_" : "cuda_sddmm_simt_";
             tc.seed = seed++;
             cases.push_back(tc);
@@ -162,8 +164,48 @@ std::vector<GpuSddmmCase> large_block_cases() {
   return cases;
 }
 
+// The full name of the mma variant for a square block side (the largest tile that divides it).
+std::string mma_name(bsrmm_dtype dtype, int32_t side, bsrmm_layout x_layout, bsrmm_layout y_layout) {
+  const std::string tile = std::to_string(side) + "x" + std::to_string(side);
+  return std::string("sm80_sddmm_") + (dtype == BSRMM_DTYPE_F16 ? "f16" : "bf16") + "_mma16816_t" +
+         tile + (x_layout == BSRMM_LAYOUT_COL_MAJOR ? "_xc" : "") +
+         (y_layout == BSRMM_LAYOUT_COL_MAJOR ? "_yc" : "_yr");
+}
+
+// A weight gradient dW = dY^T X: X = dY^T is column-major (M contiguous) with ld >= M. Blocks 16
+// to 128 (each its own tile), T from one chunk to the training length and T = 264 (a partial
+// last 32-deep chunk), pads 8 and 40 on X, both layouts of Y; beta 0 (NaN poison) and beta != 0.
+std::vector<GpuSddmmCase> column_major_x_cases() {
+  std::vector<GpuSddmmCase> cases;
+  uint64_t seed = 400;
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16})
+    for (int32_t side : {16, 32, 64, 128})
+      for (int64_t t : {64, 264, 4096})
+        for (bsrmm_layout yl : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR}) {
+          GpuSddmmCase tc;
+          tc.bh = tc.bw = side;
+          tc.block_rows = std::max<int64_t>(2, 256 / side);
+          tc.block_cols = std::max<int64_t>(3, 384 / side);
+          tc.density = side >= 64 ? 0.5 : 0.3;
+          tc.t = t;
+          tc.dtype = dtype;
+          tc.x_layout = BSRMM_LAYOUT_COL_MAJOR;
+          tc.y_layout = yl;
+          tc.x_pad = seed % 2 == 0 ? 8 : 40;
+          tc.y_pad = 8;
+          tc.beta = seed % 3 == 0 ? 0.75 : 0.0;
+          tc.alpha = seed % 4 == 0 ? -0.5 : 1.0;
+          tc.expect_variant = mma_name(dtype, side, tc.x_layout, yl);
+          tc.seed = seed++;
+          cases.push_back(tc);
+        }
+  return cases;
+}
+
 INSTANTIATE_TEST_SUITE_P(ShapesLayouts, GpuSddmm, ::testing::ValuesIn(shape_layout_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(LargeBlocks, GpuSddmm, ::testing::ValuesIn(large_block_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(ColumnMajorX, GpuSddmm, ::testing::ValuesIn(column_major_x_cases()),
+                         case_name);
 
 }  // namespace
 }  // namespace bsrmm::test

@@ -1,7 +1,8 @@
 // The mma.sync SDDMM kernel (sm_80+, f16 / bf16, f32 accumulators): a CTA computes a BM x BN
 // tile of one stored block as a GEMM with K = T, built from sm80's pieces: the tile config
 // (shape, warp grid, shared-memory strides, sm80/tile_config.cuh) and the warp's ldmatrix +
-// mma.sync step (sm80/warp_mma.cuh). Frame: sddmm_params.cuh; loads: mma_loads.cuh; main loop:
+// mma.sync step (sm80/warp_mma.cuh); column-major X swaps in x_col_major.cuh's stage layout and
+// A-fragment load. Frame: sddmm_params.cuh; loads: mma_loads.cuh; main loop:
 // a Cfg::kStages-deep cp.async pipeline over T in chunks of KC; epilogue: below, the warp's
 // fragments straight to the block's row-major values (two adjacent elements per 32-bit store,
 // packed by sm90/pack.cuh, plain device code).
@@ -14,16 +15,19 @@
 #include "../sm90/pack.cuh"
 #include "mma_loads.cuh"
 #include "sddmm_params.cuh"
+#include "x_col_major.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace bsrmm::cuda::sddmm_kernels {
 
 // main loop: stage s holds chunk c where s = c % kStages; chunk c + kStages - 1 is issued after
-// the barrier that ends every warp's reads of chunk c - 1, the stage it overwrites.
-template <class Cfg>
+// the barrier that ends every warp's reads of chunk c - 1, the stage it overwrites. Warp:
+// sm80::WarpMma (X row-major) or WarpMmaXColMajor (x_col_major.cuh).
+template <class Cfg, class Warp>
 __device__ void mma_main_loop(const MmaLoads<Cfg>& loads, int64_t t_count, typename Cfg::T* smem,
-                              sm80::WarpMma<Cfg>& warp) {
+                              Warp& warp) {
   using T = typename Cfg::T;
   constexpr int kStageElements = Cfg::kAStageElements + Cfg::kBStageElements;
   const int64_t chunks = (t_count + Cfg::kKC - 1) / Cfg::kKC;
@@ -81,12 +85,14 @@ __device__ void mma_store(const Params<typename Cfg::T>& p, const Frame& f,
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) mma_sddmm_kernel(Params<typename Cfg::T> p) {
   using T = typename Cfg::T;
+  using Warp =
+      std::conditional_t<XColMajor<Cfg>::value, WarpMmaXColMajor<Cfg>, sm80::WarpMma<Cfg>>;
   extern __shared__ __align__(128) unsigned char shared[];
   T* smem = reinterpret_cast<T*>(shared);
   const int64_t tiles = p.nnzb * p.tiles_m * p.tiles_n;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const Frame f = frame_of(p, tile, Cfg::kBM, Cfg::kBN);
-    sm80::WarpMma<Cfg> warp(int(threadIdx.x) / 32, int(threadIdx.x) % 32);
+    Warp warp(int(threadIdx.x) / 32, int(threadIdx.x) % 32);
     mma_main_loop(MmaLoads<Cfg>(p, f), p.t_count, smem, warp);
     mma_store(p, f, warp);
     __syncthreads();  // the next tile's prologue overwrites stages this one's warps may still read

@@ -1,8 +1,10 @@
 // The CUDA SDDMM's kernels as named variants and the choice between them: the mma.sync kernel
-// (f16 / bf16, block sides multiples of its tile, X row-major, 16-byte aligned rows, T a
-// multiple of 8) at the largest tile that divides the block, else the SIMT kernel, which takes
-// everything. Names say dtype, instruction, tile and Y's layout, e.g.
-// "sm80_sddmm_bf16_mma16816_t128x128_yc" or "cuda_sddmm_simt_f64".
+// (f16 / bf16, block sides multiples of its tile, X and Y in either layout with leading
+// dimensions multiples of 8 elements and 16-byte aligned data, T a multiple of 8) at the largest
+// tile that divides the block, else the SIMT kernel, which takes everything. Names say dtype,
+// instruction, tile, X's layout when column-major (`_xc`; row-major X has no tag) and Y's, e.g.
+// "sm80_sddmm_bf16_mma16816_t128x128_yc", "sm80_sddmm_f16_mma16816_t64x64_xc_yr" (a weight
+// gradient dY^T X) or "cuda_sddmm_simt_f64".
 #include "../runtime/cuda_check.hpp"
 #include "../runtime/device_guard.hpp"
 #include "../runtime/device_traits.hpp"
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bsrmm::cuda {
@@ -87,15 +90,21 @@ SddmmVariant simt_variant(const char* dtype) {
 
 // ---- mma.sync (sm80 pieces): f16 / bf16 ----
 
+// The loads move 16-byte chunks: along T for row-major X and column-major Y, along M / K for
+// the other layouts. So every line of X and Y starts 16 bytes aligned (data aligned, ld a
+// multiple of V = 8 elements; block sides multiples of the tile, itself a multiple of 16, keep
+// a tile's first row or column on a chunk), and T is a multiple of V, so a chunk along T is
+// wholly inside T or past it. values: 32-bit pair stores.
 template <class Cfg>
 bool mma_supports(const SddmmArgs& a, const DeviceTraits& device) {
   using T = typename Cfg::T;
   constexpr int V = Cfg::kVector;
-  const bool y_layout_matches =
-      a.y.layout == (Cfg::kBColMajor ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR);
+  const bsrmm_layout x_layout =
+      sddmm_kernels::XColMajor<Cfg>::value ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+  const bsrmm_layout y_layout = Cfg::kBColMajor ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
   return device.cc_major >= 8 && a.values.dtype == Element<T>::dtype &&
          a.pattern.block_height % Cfg::kBM == 0 && a.pattern.block_width % Cfg::kBN == 0 &&
-         a.x.layout == BSRMM_LAYOUT_ROW_MAJOR && a.x.ld % V == 0 && y_layout_matches &&
+         a.x.layout == x_layout && a.x.ld % V == 0 && a.y.layout == y_layout &&
          a.y.ld % V == 0 && a.x.cols % V == 0 && aligned_to(a.x.data, 16) &&
          aligned_to(a.y.data, 16) && aligned_to(a.values.data, 4) &&
          Cfg::kPipelineBytes <= device.max_smem_per_block_optin;
@@ -117,31 +126,42 @@ template <class Cfg>
 SddmmVariant mma_variant() {
   return SddmmVariant{std::string(sddmm_mma_prefix) + Cfg::Traits::kDtype + "_" +
                           Cfg::Traits::kOp + "_t" + std::to_string(Cfg::kBM) + "x" +
-                          std::to_string(Cfg::kBN) + (Cfg::kBColMajor ? "_yc" : "_yr"),
+                          std::to_string(Cfg::kBN) +
+                          (sddmm_kernels::XColMajor<Cfg>::value ? "_xc" : "") +
+                          (Cfg::kBColMajor ? "_yc" : "_yr"),
                       &mma_supports<Cfg>, &mma_launch<Cfg>};
 }
 
 // KC = 32 (two k16 steps per stage), three stages. Warp tiles: 64 x 32 at 128 x 128 (8 warps),
-// 32 x 32 at 64 x 64, 16 x 16 below.
+// 32 x 32 at 64 x 64, 16 x 16 below. Row-major X is sm80's TileConfig itself; column-major X
+// wraps it (x_col_major.cuh: its stage layout only).
 template <sm80::Math math, int BM, int BN, int WarpsM, int WarpsN, bool YColMajor>
 using MmaConfig = sm80::TileConfig<math, BM, BN, 32, WarpsM, WarpsN, 3, YColMajor>;
 
-template <sm80::Math math, bool YColMajor>
+template <bool XColMajor, class Cfg>
+using WithXLayout = std::conditional_t<XColMajor, sddmm_kernels::XColMajorConfig<Cfg>, Cfg>;
+
+template <sm80::Math math, bool XColMajor, bool YColMajor>
 void add_mma(std::vector<SddmmVariant>& list) {
-  list.push_back(mma_variant<MmaConfig<math, 128, 128, 2, 4, YColMajor>>());
-  list.push_back(mma_variant<MmaConfig<math, 64, 64, 2, 2, YColMajor>>());
-  list.push_back(mma_variant<MmaConfig<math, 32, 32, 2, 2, YColMajor>>());
-  list.push_back(mma_variant<MmaConfig<math, 16, 16, 1, 1, YColMajor>>());
+  list.push_back(mma_variant<WithXLayout<XColMajor, MmaConfig<math, 128, 128, 2, 4, YColMajor>>>());
+  list.push_back(mma_variant<WithXLayout<XColMajor, MmaConfig<math, 64, 64, 2, 2, YColMajor>>>());
+  list.push_back(mma_variant<WithXLayout<XColMajor, MmaConfig<math, 32, 32, 2, 2, YColMajor>>>());
+  list.push_back(mma_variant<WithXLayout<XColMajor, MmaConfig<math, 16, 16, 1, 1, YColMajor>>>());
 }
 
-// In order of preference: larger mma tiles (more reuse per loaded chunk) first, SIMT last.
+// In order of preference: for each dtype and pair of X / Y layouts, larger mma tiles (more reuse
+// per loaded chunk) first; SIMT last.
 const std::vector<SddmmVariant>& variants() {
   static const std::vector<SddmmVariant> list = [] {
     std::vector<SddmmVariant> v;
-    add_mma<sm80::Math::f16, true>(v);
-    add_mma<sm80::Math::f16, false>(v);
-    add_mma<sm80::Math::bf16, true>(v);
-    add_mma<sm80::Math::bf16, false>(v);
+    add_mma<sm80::Math::f16, false, true>(v);
+    add_mma<sm80::Math::f16, false, false>(v);
+    add_mma<sm80::Math::bf16, false, true>(v);
+    add_mma<sm80::Math::bf16, false, false>(v);
+    add_mma<sm80::Math::f16, true, true>(v);
+    add_mma<sm80::Math::f16, true, false>(v);
+    add_mma<sm80::Math::bf16, true, true>(v);
+    add_mma<sm80::Math::bf16, true, false>(v);
     v.push_back(simt_variant<float>("f32"));
     v.push_back(simt_variant<__half>("f16"));
     v.push_back(simt_variant<__nv_bfloat16>("bf16"));
