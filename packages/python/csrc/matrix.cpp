@@ -65,16 +65,18 @@ void bind_matrix(py::module_& m) {
       .def("to_dense", &Matrix::to_dense, py::arg("ctx"), py::arg("out"), release_gil())
       .def("copy_to", &Matrix::copy_to, py::arg("ctx"), release_gil())
       // The Python layer has checked that `values` holds nnzb * bh * bw elements of this dtype.
+      // `flags` is 0 (the core copies the values) or CREATE_BORROW_VALUES (it reads them in
+      // place; BsrMatrix.with_values(borrow=True) keeps the array alive beside the matrix).
       .def(
           "with_values",
           [](const Matrix& matrix, Context& ctx, Address values, int device_type,
-             int device_ordinal) {
+             int device_ordinal, unsigned flags) {
             return matrix.with_values(
                 ctx, to_pointer(values),
-                bsrmm_device{static_cast<bsrmm_device_type>(device_type), device_ordinal});
+                bsrmm_device{static_cast<bsrmm_device_type>(device_type), device_ordinal}, flags);
           },
           py::arg("ctx"), py::arg("values"), py::arg("device_type"), py::arg("device_ordinal"),
-          release_gil());
+          py::arg("flags") = 0u, release_gil());
 }
 
 }  // namespace bsrmm_python

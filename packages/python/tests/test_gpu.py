@@ -151,6 +151,36 @@ def test_torch_cuda_graph_replays_a_warmed_multiply(torch, transpose_a):
         assert_matches(out.double().cpu().numpy(), value, scale, "float16", inner=k)
 
 
+def test_with_values_borrows_a_tensor_in_place_and_refuses_what_needs_a_copy(torch):
+    """borrow=True: the matrix reads the tensor where it lies (a change to the tensor is a
+    change to the matrix) and holds it; anything it would have to copy is refused, naming data
+    and borrow."""
+    rng, parts, shape, _ = _case(12, "float32", (16, 32))
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    values = torch.from_numpy(random_values(rng, parts[2].shape, "float32")).cuda()
+    borrowed = a.with_values(values, borrow=True)
+    assert borrowed._borrowed is values
+    b = _torch_operands(torch, rng, "float32", shape[1], 8, "C")
+    for step in range(2):
+        out = torch.full((shape[0], 8), float("nan"), device="cuda")
+        bsrmm.matmul(borrowed, b, out=out)
+        torch.cuda.synchronize()
+        dense = dense_from_bsr(parts[0], parts[1], values.double().cpu().numpy(), shape)
+        value, scale = reference(dense, b.double().cpu().numpy())
+        assert_matches(out.double().cpu().numpy(), value, scale, "float32", inner=shape[1])
+        values.mul_(-2.0)  # read in place: the next product sees it
+    refusals = [
+        (values.cpu(), bsrmm.InvalidArgumentError, "data is on cpu but the matrix is on cuda:0"),
+        (values.double(), bsrmm.UnsupportedError, "data has dtype float64 but the matrix has float32"),
+        (values.transpose(1, 2), bsrmm.InvalidArgumentError, "data must have shape"),
+        (values.transpose(1, 2).contiguous().transpose(1, 2), bsrmm.InvalidArgumentError,
+         "data must be C-contiguous and aligned for borrow=True"),
+    ]
+    for data, error, message in refusals:  # blocks 16 x 32: the transpose has another shape
+        with pytest.raises(error, match=message):
+            a.with_values(data, borrow=True)
+
+
 def test_explicit_context_stream_wins(torch):
     rng, parts, shape, dense = _case(6, "float32")
     a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")

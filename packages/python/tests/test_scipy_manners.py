@@ -62,6 +62,12 @@ def test_with_values_checks_the_shape(case):
         a.with_values(np.ones(a.data.shape, np.complex64))
 
 
+def test_with_values_borrows_on_a_gpu_only(case):
+    _, a, _ = case
+    with pytest.raises(bsrmm.UnsupportedError, match="borrow=True needs a CUDA matrix"):
+        a.with_values(a.data, borrow=True)
+
+
 # ---- pickle, copy ----
 
 

@@ -1,7 +1,8 @@
 """torch.compile over BsrLinear (issue 25): fullgraph=True (no graph break) matches eager on
-the CPU, forward and backward; on CUDA the same, mode="reduce-overhead" runs correctly step
-after step, and a CUDA graph capture of the ops is refused with the reason. CUDA tests skip
-here with the reason."""
+the CPU, forward and backward; on CUDA the same, mode="reduce-overhead" captures the ops into
+its CUDA graphs and replays them, torch.cuda.graph captures and replays a forward + backward
+step, and what a capture cannot hold (a pattern never prepared there, a cold plan) is refused
+with the reason. CUDA tests skip here with the reason."""
 
 from __future__ import annotations
 
@@ -102,32 +103,131 @@ def test_compiled_on_cuda_matches_eager():
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
+class _BsrmmCalls:
+    """Counts the calls the ops make into bsrmm (matmul and sddmm): a replayed CUDA graph makes
+    none, a step that runs the ops (eager, warm-up or capture) makes some."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        for name in ("matmul", "sddmm"):
+            monkeypatch.setattr(bsrmm, name, self._counting(getattr(bsrmm, name)))
+
+    def _counting(self, function):
+        def counted(*args, **kwargs):
+            self.count += 1
+            return function(*args, **kwargs)
+
+        return counted
+
+
 @needs_cuda
 @needs_sddmm
-def test_reduce_overhead_mode_runs_correctly_step_after_step():
-    """The ops are tagged cudagraph_unsafe (each call hands bsrmm its values with an allocating
-    with_values), so reduce-overhead keeps them out of its CUDA graphs: every step must still
-    equal eager, including after the weights change."""
+def test_reduce_overhead_mode_replays_the_step_and_matches_eager(monkeypatch):
+    """The ops borrow the step's values (no allocation, copy or wait), so reduce-overhead
+    captures them into its CUDA graphs: after the warm-up and recording steps, a step is a
+    replay (no call reaches bsrmm) and equals eager, also after the weights change in place."""
+    from torch._dynamo.utils import counters
+
+    counters.clear()
     model = _mlp(3, "cuda")
     reference = copy.deepcopy(model)
     compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
-    for step in range(4):
+    calls = _BsrmmCalls(monkeypatch)
+    calls_per_step = []
+    for step in range(6):
+        torch.compiler.cudagraph_mark_step_begin()
         x = torch.randn(16, 64, device="cuda")
+        before = calls.count
         got = _forward_backward(compiled, x)
+        calls_per_step.append(calls.count - before)
         want = _forward_backward(reference, x)
         torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(got[1], want[1], rtol=1e-4, atol=1e-5)
+        for g, w in zip(got[2], want[2]):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
         with torch.no_grad():
             for p, q in zip(model.parameters(), reference.parameters()):
                 p.sub_(0.1 * p.grad)
                 q.sub_(0.1 * q.grad)
+    assert counters["inductor"]["cudagraph_skips"] == 0, dict(counters["inductor"])
+    assert calls_per_step[0] > 0, calls_per_step  # the warm-up ran the ops
+    assert calls_per_step[-2:] == [0, 0], f"bsrmm calls per compiled step: {calls_per_step}"
 
 
 @needs_cuda
-def test_cuda_graph_capture_is_refused_with_the_reason():
-    model = _mlp(4, "cuda")
-    x = torch.randn(16, 64, device="cuda")
-    model(x)  # warm: the refusal is about the capture itself, not a cold plan
+@needs_sddmm
+def test_cuda_graph_captures_a_bsr_linear_step_and_replays_it():
+    """torch.cuda.graph over BsrLinear's forward and backward (the whole step, as PyTorch's
+    whole-network capture does): every replay equals an eager step on the same inputs and the
+    weights of that moment (they change in place between replays: the graph reads them where
+    they lie)."""
+    torch.manual_seed(7)
+    layer = BsrLinear.from_linear(
+        torch.nn.Linear(96, 128), 32, density=0.25, activation="gelu"
+    ).to("cuda")
+    reference = copy.deepcopy(layer)
+    static_x = torch.randn(24, 96, device="cuda", requires_grad=True)
+    static_dy = torch.randn(24, 128, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: plans built and variants chosen, outside the capture
+        for _ in range(3):
+            layer.zero_grad(set_to_none=True)
+            static_x.grad = None
+            layer(static_x).backward(static_dy)
+    torch.cuda.current_stream().wait_stream(side)
+    layer.zero_grad(set_to_none=True)  # the captured backward allocates the gradients
+    static_x.grad = None
     graph = torch.cuda.CUDAGraph()
-    with pytest.raises(RuntimeError, match="cannot run while a CUDA graph is being captured"):
-        with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph):
+        static_y = layer(static_x)
+        static_y.backward(static_dy)
+    for replay in range(3):
+        with torch.no_grad():
+            static_x.copy_(torch.randn_like(static_x))
+            static_dy.copy_(torch.randn_like(static_dy))
+            layer.values.mul_(0.5 + replay)
+            reference.values.copy_(layer.values)
+            static_y.fill_(float("nan"))
+            layer.values.grad.fill_(float("nan"))
+        graph.replay()
+        x = static_x.detach().clone().requires_grad_()
+        reference.zero_grad(set_to_none=True)
+        y = reference(x)
+        y.backward(static_dy)
+        what = f"replay {replay}"
+        torch.testing.assert_close(static_y, y, rtol=1e-4, atol=1e-5, msg=lambda m: f"{what}: y {m}")
+        torch.testing.assert_close(static_x.grad, x.grad, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(layer.values.grad, reference.values.grad, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(layer.bias.grad, reference.bias.grad, rtol=1e-4, atol=1e-5)
+
+
+@needs_cuda
+def test_what_a_capture_cannot_hold_is_refused_with_the_reason():
+    """A pattern never prepared for the step's device and dtype (preparing uploads and waits),
+    and a multiply whose plan is still cold (never run before the capture), are refused before
+    anything is enqueued: the capture stays usable and says what to run first."""
+    from bsrmm.torch import register_pattern, release_pattern
+
+    indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([1, 0])
+    key = register_pattern(indptr, indices, (32, 32), (16, 16))  # prepared on the CPU only
+    try:
+        values = torch.randn(2, 16, 16, device="cuda")
+        x = torch.randn(8, 32, device="cuda")
+        with pytest.raises(RuntimeError, match="never prepared for cuda:0 in torch.float32"):
+            with torch.cuda.graph(torch.cuda.CUDAGraph()):
+                torch.ops.bsrmm.bsr_mm(values, key, x, None, "none", False)
+    finally:
+        release_pattern(key)
+
+    model = _mlp(4, "cuda")  # prepared on the GPU, but no step has run: its plans are cold
+    x = torch.randn(16, 64, device="cuda")
+    with pytest.raises(bsrmm.UnsupportedError, match="once before capturing"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
             model(x)
+    model(x)  # outside the capture the same step builds its plans and runs
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = model(x)
+    graph.replay()
+    torch.testing.assert_close(static_y, model(x), rtol=1e-5, atol=1e-6)

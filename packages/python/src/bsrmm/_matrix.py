@@ -251,11 +251,12 @@ class BsrMatrix(_SparseManners):
     :meth:`from_dense`, :meth:`from_scipy` or :meth:`from_torch`; multiply with
     :func:`bsrmm.matmul` or ``A @ B``; ``A.T`` is a lazy transpose."""
 
-    __slots__ = ("_handle", "_info", "_device", "_shape", "__weakref__")
+    __slots__ = ("_handle", "_info", "_device", "_shape", "_borrowed", "__weakref__")
     _handle: _core.Matrix
     _info: _core.MatrixInfo
     _device: Device
     _shape: Tuple[int, int]  # read on every multiply: kept as a tuple, not rebuilt from _info
+    _borrowed: Any  # with_values(borrow=True)'s array, which the core reads in place; else None
 
     def __init__(self) -> None:
         raise TypeError(
@@ -269,6 +270,7 @@ class BsrMatrix(_SparseManners):
         matrix._info = handle.info()
         matrix._device = (matrix._info.device_type, matrix._info.device_ordinal)
         matrix._shape = (matrix._info.rows, matrix._info.cols)
+        matrix._borrowed = None
         return matrix
 
     # ---- construction ----
@@ -461,15 +463,25 @@ class BsrMatrix(_SparseManners):
                 ctx.synchronize()
         return BsrMatrix._wrap(handle)
 
-    def with_values(self, data: ArrayInput) -> "BsrMatrix":
+    def with_values(self, data: ArrayInput, *, borrow: bool = False) -> "BsrMatrix":
         """A matrix with this one's pattern and device and other values: ``data`` has shape
         (nnzb, block_height, block_width), blocks in this matrix's order (that of ``A.data``
         and ``A.indices``). Nothing about the pattern is validated or planned again, so this
         costs a copy of the values (converted to this matrix's dtype if they have another);
         for weights that change every step. ``data`` may be on the host or on this matrix's
-        device."""
+        device.
+
+        ``borrow=True`` (CUDA matrices only) costs no copy: the new matrix reads ``data`` where
+        it lies, so nothing is allocated, copied or waited for (a CUDA graph capture can hold
+        it). ``data`` must then be on this matrix's device, of its dtype, C-contiguous and
+        aligned, of shape (nnzb, block_height, block_width); anything that would need a copy
+        is refused. The matrix keeps a reference to ``data``, so the array outlives it, but
+        the caller keeps its contents unchanged while the matrix lives and until the products
+        queued with it have run: writing into ``data`` changes the matrix."""
         context = default_context(self.device)
         stream = context._stream_for(data)
+        if borrow:
+            return self._borrowing(data, context, stream)
         # Host values serve a matrix anywhere (the core uploads them); device values must be
         # on the matrix's device.
         source = CPU if not is_cuda(_arrays.source_device(data, "data")) else self._device
@@ -486,6 +498,48 @@ class BsrMatrix(_SparseManners):
         with context._session(stream) as ctx:
             handle = self._handle.with_values(ctx, values.address, *values.device)
         return BsrMatrix._wrap(handle)
+
+    def _borrowing(self, data: Any, context: Context, stream: Optional[int]) -> "BsrMatrix":
+        """with_values(data, borrow=True): ``data`` read in place, or refused when it is not
+        exactly what the core reads (no copy is ever made: a copy is what borrowing avoids)."""
+        where = self.device
+        if not is_cuda(self._device):
+            raise UnsupportedError(
+                f"borrow=True needs a CUDA matrix (this one is on {where}): a matrix on the "
+                "host copies its values; pass borrow=False"
+            )
+        values = _arrays.view(data, "data", stream=stream)
+        if not same_device(values.device, self._device) or not is_cuda(values.device):
+            raise InvalidArgumentError(
+                f"data is on {device_name(values.device)} but the matrix is on {where}, and "
+                f"borrow=True reads data where it lies: move data to {where}, or pass "
+                "borrow=False to copy it"
+            )
+        if values.dtype != self._dtype_name:
+            raise UnsupportedError(
+                f"data has dtype {values.dtype} but the matrix has {self._dtype_name}, and "
+                f"borrow=True reads data as it lies, never converted: pass data in "
+                f"{self._dtype_name}, or borrow=False to convert a copy"
+            )
+        expected = (self.nnzb, *self.blocksize)
+        if values.shape != expected:
+            raise InvalidArgumentError(
+                f"data must have shape {expected} (nnzb, block_height, block_width, as A.data "
+                f"has); got shape {values.shape}"
+            )
+        if not _arrays.readable_contiguous(values):
+            raise InvalidArgumentError(
+                f"data must be C-contiguous and aligned for borrow=True (it is read in place); "
+                f"it has element strides {values.strides}: pass a contiguous copy, or "
+                "borrow=False to let bsrmm copy it"
+            )
+        with context._session(stream) as ctx:
+            handle = self._handle.with_values(
+                ctx, values.address, *values.device, _core.CREATE_BORROW_VALUES
+            )
+        matrix = BsrMatrix._wrap(handle)
+        matrix._borrowed = data
+        return matrix
 
     def astype(self, dtype: DTypeLike) -> "BsrMatrix":
         """This matrix with its values converted to ``dtype`` (itself if it has it already:

@@ -21,22 +21,27 @@ from . import _patterns
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
 
-# Every call hands bsrmm the step's values through BsrMatrix.with_values, which allocates and
-# copies: a CUDA graph cannot record that, so torch.compile(mode="reduce-overhead") must leave
-# these ops out of its graphs (see _refuse_capture).
-# (The tag is newer than some torch releases; without it reduce-overhead would hit the refusal.)
-_TAGS = (torch.Tag.cudagraph_unsafe,) if hasattr(torch.Tag, "cudagraph_unsafe") else ()
 
-
-def _refuse_capture(tensor: torch.Tensor, op: str) -> None:
+def _step_matrices(entry: _patterns.Pattern, tensor: torch.Tensor, op: str) -> _patterns.Prepared:
+    """The pattern's prepared matrices for a step on ``tensor``'s device and dtype. A step
+    allocates, copies from the host or waits on nothing but what torch itself does: its values
+    are borrowed (``with_values(borrow=True)``), and the multiplies and the SDDMM only enqueue
+    kernels, so a CUDA graph capture (torch.cuda.graph, torch.compile's "reduce-overhead") can
+    hold it. What a capture cannot hold is refused before anything is enqueued: preparing a
+    pattern (validation, uploads and a wait), here; a multiply whose plan is still cold, by the
+    core (bsrmm.UnsupportedError saying what to run first)."""
     if tensor.is_cuda and torch.cuda.is_current_stream_capturing():
-        raise RuntimeError(
-            f"bsrmm::{op} cannot run while a CUDA graph is being captured: each call gives the "
-            "bsrmm matrix this step's values with BsrMatrix.with_values, which allocates device "
-            "memory and copies, and a capture cannot record an allocation. Run it outside CUDA "
-            "graphs (torch.compile's default mode; mode=\"reduce-overhead\" leaves these ops, "
-            "tagged cudagraph_unsafe, out of its graphs by itself)"
-        )
+        prepared = entry.prepared(tensor.device, tensor.dtype)
+        if prepared is None:
+            raise RuntimeError(
+                f"bsrmm::{op} is being captured into a CUDA graph, but its pattern was never "
+                f"prepared for {tensor.device} in {tensor.dtype}: preparing validates and uploads "
+                "it (device memory and a wait), which a capture cannot hold. Build or move the "
+                "layer there first (BsrLinear.to(device, dtype), or prepare_pattern(key, device, "
+                "dtype)) and run one step before capturing"
+            )
+        return prepared
+    return entry.matrices(tensor.device, tensor.dtype)
 
 
 def _check_alike(reference_name: str, reference: torch.Tensor, **tensors: Optional[torch.Tensor]) -> None:
@@ -79,7 +84,7 @@ def _check_bsr_mm(
     return rows, cols
 
 
-@torch.library.custom_op("bsrmm::bsr_mm", mutates_args=(), tags=_TAGS)
+@torch.library.custom_op("bsrmm::bsr_mm", mutates_args=())
 def bsr_mm(
     values: torch.Tensor, pattern: int, x: torch.Tensor, bias: Optional[torch.Tensor],
     activation: str, transpose: bool,
@@ -87,15 +92,17 @@ def bsr_mm(
     """``act(x @ op(W)^T + bias)`` with W the pattern ``pattern`` holding ``values``."""
     entry = _patterns.lookup(pattern)
     rows, _ = _check_bsr_mm(values, entry, x, bias, activation, transpose)
-    _refuse_capture(values, "bsr_mm")
-    prepared = entry.matrices(values.device, values.dtype)
+    prepared = _step_matrices(entry, values, "bsr_mm")
+    # On CUDA the matrix borrows the tensor (no copy, nothing to capture but the kernel); it
+    # lives only inside this call, and the tensor outlives it (the matrix holds it).
+    borrow = values.is_cuda
     if transpose:
         # W^T as a matrix of its own (prepared once): its values are W's blocks, reordered and
         # each transposed, so the multiply runs W^T's own schedule and nothing is built per step.
         blocks = values.index_select(0, prepared.transposed_source).transpose(1, 2)
-        matrix = prepared.transposed.with_values(blocks.contiguous())
+        matrix = prepared.transposed.with_values(blocks.contiguous(), borrow=borrow)
     else:
-        matrix = prepared.matrix.with_values(values.contiguous())
+        matrix = prepared.matrix.with_values(values.contiguous(), borrow=borrow)
     y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
     # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no copies.
     bsrmm.matmul(matrix, x.T, out=y.T, bias=bias,
@@ -120,14 +127,14 @@ def _check_sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: _patterns.Patte
     _check_alike("a", a, b=b)
 
 
-@torch.library.custom_op("bsrmm::sampled_mm", mutates_args=(), tags=_TAGS)
+@torch.library.custom_op("bsrmm::sampled_mm", mutates_args=())
 def sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: int) -> torch.Tensor:
     """``(a @ b)`` at the stored blocks of pattern ``pattern``: (nnzb, bh, bw), in its order."""
     entry = _patterns.lookup(pattern)
     _check_sampled_mm(a, b, entry)
-    _refuse_capture(a, "sampled_mm")
+    prepared = _step_matrices(entry, a, "sampled_mm")
     out = torch.empty((entry.nnzb, *entry.blocksize), dtype=a.dtype, device=a.device)
-    bsrmm.sddmm(entry.matrices(a.device, a.dtype).matrix, a, b, out=out)
+    bsrmm.sddmm(prepared.matrix, a, b, out=out)
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Dict, NamedTuple, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import torch
 
@@ -88,6 +88,10 @@ class Pattern:
                 )
                 self._prepared[key] = prepared
         return prepared
+
+    def prepared(self, device: torch.device, dtype: torch.dtype) -> Optional[Prepared]:
+        """The matrices prepared for ``device`` and ``dtype``, or None (nothing is built)."""
+        return self._prepared.get((device_name(device), dtype))
 
     def matrices(self, device: torch.device, dtype: torch.dtype) -> Prepared:
         """The matrices for a step on ``device`` in ``dtype``: the prepared ones (built here only
