@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #define BSRMM_ROWWISE_INLINE inline __attribute__((always_inline))
 
@@ -111,8 +112,10 @@ void store_any(const T* tile, int rows, int64_t stride, int64_t count, const Row
   }
 }
 
-// Vectors per chunk: at most 24 accumulators with 8 registers left for B and A.
-constexpr int max_vectors(int bh) { return bh <= 4 ? 4 : 3; }
+// Vectors per chunk: at most 24 accumulators (8 registers left for B and A), at most 8 vectors:
+// a chunk re-walks its block row's B rows, so wide N over long rows wants few, wide chunks
+// (2x2 power-law f64 N = 256 in 32-column chunks: 1.9x MKL BSR's time; entry 46).
+constexpr int max_vectors(int bh) { return std::min(8, 24 / bh); }
 
 // One block row's columns [j0, j0 + NV vectors) (the last vector masked to `last`): BH rows x
 // NV vectors of accumulators. BW = 0: the width is only known at run time. One chain of FMAs per
@@ -193,41 +196,41 @@ void rows_one_chunk(const RowwiseProblem& p, int64_t row_begin, int64_t row_end,
   for (int64_t r = row_begin; r < row_end; ++r) chunk<T, BH, BW, NV>(p, r, 0, last, fast_store);
 }
 
+// Calls run(std::integral_constant<int, nv>) for a run-time nv in [NV, NVmax].
+template <int NV, int NVmax, typename Run>
+BSRMM_ROWWISE_INLINE void with_vectors(int nv, Run&& run) {
+  if constexpr (NV < NVmax) {
+    if (nv > NV) return with_vectors<NV + 1, NVmax>(nv, run);
+  }
+  run(std::integral_constant<int, NV>{});
+}
+
 template <typename T, int BH, int BW>
 void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
   using Z = Zmm<T>;
+  using mask = typename Z::mask;
   constexpr int NVmax = max_vectors(BH);
   constexpr int64_t width = int64_t{NVmax} * Z::lanes;
   const int64_t n = p.c.cols;
   const bool fast_store = p.c.dtype == (sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32) &&
                           p.c.layout == BSRMM_LAYOUT_ROW_MAJOR && p.bias == nullptr &&
                           p.activation == BSRMM_ACTIVATION_NONE;
+  // The last chunk's vectors and mask (every other chunk is NVmax whole vectors).
+  const int64_t tail = n - (n - 1) / width * width;
+  const int tail_vectors = static_cast<int>((tail + Z::lanes - 1) / Z::lanes);
+  const mask last = Z::first(tail - int64_t{tail_vectors - 1} * Z::lanes);
   if (n <= width) {
-    const int nv = static_cast<int>((n + Z::lanes - 1) / Z::lanes);
-    const typename Z::mask last = Z::first(n - int64_t{nv - 1} * Z::lanes);
-    switch (nv) {
-      case 1: return rows_one_chunk<T, BH, BW, 1>(p, row_begin, row_end, last, fast_store);
-      case 2: return rows_one_chunk<T, BH, BW, 2>(p, row_begin, row_end, last, fast_store);
-      case 3: return rows_one_chunk<T, BH, BW, 3>(p, row_begin, row_end, last, fast_store);
-      default:
-        if constexpr (NVmax >= 4) rows_one_chunk<T, BH, BW, 4>(p, row_begin, row_end, last, fast_store);
-        return;
-    }
+    with_vectors<1, NVmax>(tail_vectors, [&](auto nv) {
+      rows_one_chunk<T, BH, BW, decltype(nv)::value>(p, row_begin, row_end, last, fast_store);
+    });
+    return;
   }
+  const int64_t tail_begin = n - tail;
   for (int64_t r = row_begin; r < row_end; ++r) {
-    for (int64_t j0 = 0; j0 < n; j0 += width) {
-      const int64_t left = std::min(width, n - j0);
-      const int nv = static_cast<int>((left + Z::lanes - 1) / Z::lanes);
-      const typename Z::mask last = Z::first(left - int64_t{nv - 1} * Z::lanes);
-      switch (nv) {
-        case 1: chunk<T, BH, BW, 1>(p, r, j0, last, fast_store); break;
-        case 2: chunk<T, BH, BW, 2>(p, r, j0, last, fast_store); break;
-        case 3: chunk<T, BH, BW, 3>(p, r, j0, last, fast_store); break;
-        default:
-          if constexpr (NVmax >= 4) chunk<T, BH, BW, 4>(p, r, j0, last, fast_store);
-          break;
-      }
-    }
+    for (int64_t j0 = 0; j0 < tail_begin; j0 += width) chunk<T, BH, BW, NVmax>(p, r, j0, Z::first(Z::lanes), fast_store);
+    with_vectors<1, NVmax>(tail_vectors, [&](auto nv) {
+      chunk<T, BH, BW, decltype(nv)::value>(p, r, tail_begin, last, fast_store);
+    });
   }
 }
 
