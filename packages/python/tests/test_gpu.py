@@ -340,3 +340,12 @@ def test_sddmm_torch_cuda_matches_float64(dtype):
     ran = bsrmm.default_context("cuda:0").last_variant
     expected = "sm80_sddmm_" if dtype in ("float16", "bfloat16") else "cuda_sddmm_simt_"
     assert ran.startswith(expected), ran
+
+
+def test_sddmm_out_on_another_device_is_the_cores_verdict_in_sddmms_words(torch):
+    _, parts, shape, _ = _case(13, "float32")
+    w = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    x = torch.randn(shape[0], 8, device="cuda")
+    y = torch.randn(8, shape[1], device="cuda")
+    with pytest.raises(bsrmm.InvalidArgumentError, match="out is on cpu but A is on cuda:0"):
+        bsrmm.sddmm(w, x, y, out=torch.empty(w.nnzb, 16, 16))

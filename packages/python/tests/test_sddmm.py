@@ -134,6 +134,12 @@ def test_zero_depth_and_empty_pattern():
          "out has shape"),
         (lambda a, x, y: bsrmm.sddmm(a, x, y, out=np.empty((4, 4, a.nnzb), np.float32).transpose(2, 0, 1)),
          "out must be C-contiguous"),
+        (lambda a, x, y: bsrmm.sddmm(a, x, y, out=np.empty((2 * a.nnzb, 4, 4), np.float32)[::2]),
+         "out must be C-contiguous"),  # the blocks apart: the core's verdict on its leading dimension
+        (lambda a, x, y: bsrmm.sddmm(a, x, y, out=_read_only(np.empty((a.nnzb, 4, 4), np.float32))),
+         "out .*is read-only"),
+        (lambda a, x, y: bsrmm.sddmm(a, x, y, out=np.empty((a.nnzb, 4, 4), np.int32)),
+         "out has dtype int32"),
         (lambda a, x, y: bsrmm.sddmm(a, x.astype(np.float64), y, out=np.empty((a.nnzb, 4, 4), np.float32)),
          "x has dtype float64"),
         (lambda a, x, y: bsrmm.sddmm(a.T, x, y), "pattern is a transposed BsrMatrix"),
@@ -149,6 +155,11 @@ def test_errors_name_the_argument(call, keyword):
         call(a, x, y)
 
 
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
 def test_out_overlapping_an_input_is_refused():
     rng = np.random.default_rng(16)
     a, _, _ = _pattern(rng, (2, 2), "float32", density=1.0, block_rows=2, block_cols=2)
@@ -158,6 +169,8 @@ def test_out_overlapping_an_input_is_refused():
     out = buffer[8:24].reshape(4, 2, 2)
     with pytest.raises(bsrmm.InvalidArgumentError, match="out overlaps x"):
         bsrmm.sddmm(a, x, y, out=out)
+    with pytest.raises(bsrmm.InvalidArgumentError, match="out overlaps y"):
+        bsrmm.sddmm(a, y, buffer[16:32].reshape(4, 4), out=buffer[24:40].reshape(4, 2, 2))
 
 
 def test_torch_tensors():

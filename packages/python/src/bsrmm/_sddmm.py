@@ -5,12 +5,14 @@ block-sparse W: ``dW = sddmm(W, dY, X.T)``, whose result feeds ``W.with_values``
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional, Tuple
 
-from . import _arrays, _core
+from . import _arrays, _core, _dtypes
 from ._context import Context
-from ._errors import InvalidArgumentError, UnsupportedError
-from ._matmul import _context_for, _input, _scalar
+from ._devices import Device
+from ._errors import Error, InvalidArgumentError, UnsupportedError
+from ._matmul import _context_for, _device_of, _input, _scalar
 from ._matrix import BsrMatrix, TransposedBsrMatrix
 from ._typing import ArrayInput, DenseArray
 
@@ -47,7 +49,6 @@ def sddmm(
     y_view = _input(y, "y", stream, a, _arrays.readable_layout, convert, (2,))
     x_op = _arrays.dense_operand(x_view, "x")
     y_op = _arrays.dense_operand(y_view, "y")
-    _check_shapes(a, x_op, y_op)
 
     bh, bw = a.blocksize
     shape = (a.nnzb, bh, bw)
@@ -55,19 +56,19 @@ def sddmm(
         if beta != 0.0:
             raise InvalidArgumentError(f"beta = {beta} scales existing values: pass them as out=")
         out = _arrays.empty_like(x_view, shape, "x")
-    out_view = _output_view(out, shape, a, stream, (x_view, "x"), (y_view, "y"))
-    if a.nnzb == 0:
-        return out
+    out_view = _arrays.view(out, "out", stream=stream)
+    values = _values_descriptor(out_view, shape, a._device)
     device = a._device
-    values = _core.Dense(
-        out_view.address, a.nnzb, bh * bw, bh * bw, _core.LAYOUT_ROW_MAJOR,
-        x_op.dtype, *device,
-    )
-    with ctx._session(stream) as handle:
-        _core.sddmm(
-            handle, a._handle, x_op.descriptor(device), y_op.descriptor(device), values,
-            alpha, beta,
-        )
+    try:
+        with ctx._session(stream) as handle:
+            _core.sddmm(
+                handle, a._handle,
+                x_op.descriptor(_device_of(x_view, "x", device)),
+                y_op.descriptor(_device_of(y_view, "y", device)),
+                values, alpha, beta,
+            )
+    except Error as error:
+        raise _judged(error, a, x_op, y_op, out_view) from None
     return out
 
 
@@ -85,53 +86,85 @@ def _pattern(pattern: Any) -> BsrMatrix:
     )
 
 
-def _check_shapes(a: BsrMatrix, x: _arrays.DenseOperand, y: _arrays.DenseOperand) -> None:
-    rows, cols = a.shape
-    if x.rows != rows:
+def _values_descriptor(
+    out: _arrays.ArrayView, shape: Tuple[int, int, int], a_device: Device
+) -> _core.Dense:
+    """out (nnzb, bh, bw) as the core's values: nnzb rows of bh * bw, its first stride the
+    leading dimension. What no descriptor of that kind can say is refused here (another rank or
+    block shape, blocks not stored row-major, memory the caller did not let us write); whether
+    the blocks lie one after another, out's dtype and device and overlap with x and y are the
+    core's to judge (bsrmm_sddmm's check_operands; _judged words its verdict)."""
+    if out.shape != shape:
         raise InvalidArgumentError(
+            f"out has shape {out.shape}; the pattern's blocks need (nnzb, bh, bw) = {shape}"
+        )
+    if out.read_only:
+        raise InvalidArgumentError(
+            f"out ({type(out.source).__name__}) is read-only or cannot say it is writable"
+        )
+    nnzb, bh, bw = shape
+    if nnzb and ((bh > 1 and out.strides[1] != bw) or (bw > 1 and out.strides[2] != 1)):
+        raise _not_contiguous(out)
+    return _core.Dense(
+        out.address, nnzb, bh * bw, out.strides[0] if nnzb > 1 else bh * bw,
+        _core.LAYOUT_ROW_MAJOR, _dtypes.value_code(out.dtype, "out"),
+        *_device_of(out, "out", a_device),
+    )
+
+
+def _not_contiguous(out: _arrays.ArrayView) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"out must be C-contiguous (one row-major block after another) to be written in "
+        f"place; it has element strides {out.strides}. Pass a contiguous array as out and "
+        f"copy it into yours afterwards"
+    )
+
+
+def _judged(
+    error: Error, a: BsrMatrix, x: _arrays.DenseOperand, y: _arrays.DenseOperand,
+    out: _arrays.ArrayView,
+) -> Error:
+    """The core's verdict on the operands (bsrmm_sddmm's check_operands, the one judge of
+    shapes, dtypes, devices, layout and overlap), said with sddmm's keywords: X, Y and values
+    are x, y and out here."""
+    message = error.message
+    rows, cols = a.shape
+    if message.startswith("X.rows = "):
+        return InvalidArgumentError(
             f"x has {x.rows} rows but pattern has {rows} (pattern is {rows}x{cols}; x is (M, T))"
         )
-    if y.cols != cols:
-        raise InvalidArgumentError(
+    if message.startswith("Y.cols = "):
+        return InvalidArgumentError(
             f"y has {y.cols} columns but pattern has {cols} (pattern is {rows}x{cols}; y is (T, K))"
         )
-    if y.rows != x.cols:
-        raise InvalidArgumentError(
+    if message.startswith("Y.rows = "):
+        return InvalidArgumentError(
             f"y has {y.rows} rows but x has {x.cols} columns (x is (M, T), y is (T, K))"
         )
+    if message.startswith("mixed dtypes"):  # x and y were converted or refused before: out differs
+        return UnsupportedError(
+            f"out has dtype {out.dtype} but the pattern has {a._dtype_name}, and out is written "
+            f"in place, never converted: pass out of dtype {a._dtype_name} (or leave out=None "
+            f"for a new array)"
+        )
+    if message.startswith(("values.ld = ", "values must be row-major")):
+        return _not_contiguous(out)
+    overlap = _OVERLAP.match(message)
+    if overlap:
+        return InvalidArgumentError(
+            f"out overlaps {overlap['input'].lower()} in memory; the sddmm cannot be computed in "
+            "place"
+        )
+    elsewhere = _ELSEWHERE.match(message)
+    if elsewhere:
+        argument = _ARGUMENTS[elsewhere["operand"]]
+        return _arrays.device_mismatch(argument, elsewhere["where"], elsewhere["context"])
+    return error
 
 
-def _output_view(
-    out: Any, shape: Tuple[int, int, int], a: BsrMatrix, stream: Optional[int],
-    *inputs: Tuple[_arrays.ArrayView, str],
-) -> _arrays.ArrayView:
-    out_view = _arrays.view(out, "out", stream=stream)
-    _arrays.check_device(out_view, "out", a._device)
-    if out_view.shape != shape:
-        raise InvalidArgumentError(
-            f"out has shape {out_view.shape}; the pattern's blocks need (nnzb, bh, bw) = {shape}"
-        )
-    if out_view.dtype != a._dtype_name:
-        raise UnsupportedError(
-            f"out has dtype {out_view.dtype} but the pattern has {a._dtype_name}, and out is "
-            f"written in place, never converted: pass out of dtype {a._dtype_name} (or leave "
-            f"out=None for a new array)"
-        )
-    if out_view.read_only:
-        raise InvalidArgumentError(
-            f"out ({type(out).__name__}) is read-only or cannot say it is writable"
-        )
-    if not _arrays.readable_contiguous(out_view):
-        raise InvalidArgumentError(
-            f"out must be C-contiguous (one row-major block after another) to be written in "
-            f"place; it has element strides {out_view.strides}. Pass a contiguous array as out "
-            f"and copy it into yours afterwards"
-        )
-    low, high = out_view.byte_span()
-    for view, argument in inputs:
-        in_low, in_high = view.byte_span()
-        if low < in_high and in_low < high:
-            raise InvalidArgumentError(
-                f"out overlaps {argument} in memory; the sddmm cannot be computed in place"
-            )
-    return out_view
+# check_operands' words in bsrmm_sddmm; the context is on the pattern's device (_context_for).
+_OVERLAP = re.compile(r"^values overlaps (?P<input>X|Y) in memory")
+_ELSEWHERE = re.compile(
+    r"^(?P<operand>X|Y|values) is on (?P<where>\S+) but the context is on (?P<context>\S+)$"
+)
+_ARGUMENTS = {"X": "x", "Y": "y", "values": "out"}
