@@ -13,7 +13,7 @@ from ._context import default_cpu_threads, limit_default_cpu_threads
 
 def register() -> None:
     try:
-        import threadpoolctl
+        import threadpoolctl  # type: ignore[import-untyped,unused-ignore]  # ships no types
     except ImportError:
         return
     if not hasattr(threadpoolctl, "register"):  # before 3.5: no third-party controllers

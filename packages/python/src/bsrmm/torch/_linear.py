@@ -21,7 +21,7 @@ def _blocksize(blocksize: BlockSize) -> Tuple[int, int]:
     pair = (blocksize, blocksize) if isinstance(blocksize, int) else tuple(blocksize)
     if len(pair) != 2 or not all(isinstance(v, int) and v >= 1 for v in pair):
         raise ValueError(f"blocksize must be a positive int or (height, width); got {blocksize!r}")
-    return pair  # type: ignore[return-value]
+    return (pair[0], pair[1])
 
 
 def _block_grid(out_features: int, in_features: int, blocksize: Tuple[int, int]) -> Tuple[int, int]:
@@ -67,6 +67,11 @@ class BsrLinear(nn.Module):
     ``values``, initialised as nn.Linear initialises its weight. ``activation`` (None, "relu",
     "gelu" (tanh approximation) or "silu") is fused into the multiply, and its gradient into the
     backward."""
+
+    indptr: torch.Tensor  # buffers (register_buffer), named here for the type checker
+    indices: torch.Tensor
+    values: nn.Parameter
+    bias: Optional[nn.Parameter]
 
     def __init__(
         self, in_features: int, out_features: int, blocksize: BlockSize, mask: torch.Tensor,
@@ -115,7 +120,7 @@ class BsrLinear(nn.Module):
         blocks = weight.detach().reshape(grid[0], bh, grid[1], bw).permute(0, 2, 1, 3)
         with torch.no_grad():
             layer.values.copy_(blocks[mask.to(weight.device)])
-            if linear.bias is not None:
+            if linear.bias is not None and layer.bias is not None:
                 layer.bias.copy_(linear.bias)
         return layer
 
@@ -134,18 +139,20 @@ class BsrLinear(nn.Module):
         """Uploads the pattern to where the values are, in their dtype, before any step does."""
         _patterns.lookup(self._pattern_key).prepare(self.values.device, self.values.dtype)
 
-    def _apply(self, fn, recurse=True):  # .to(), .cuda(), .half(), ...: the pattern follows
-        module = super()._apply(fn, recurse)
+    def _apply(self, fn: Any, recurse: bool = True) -> "BsrLinear":  # .to(), .half(), ...: the pattern follows
+        module: BsrLinear = super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
         self._prepare()
         return module
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+    def _load_from_state_dict(  # type: ignore[no-untyped-def]  # torch's own is untyped
+        self, state_dict, prefix, *args, **kwargs
+    ):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         _patterns.replace(self._pattern_key, self._pattern())
         self._prepare()
 
-    def __setstate__(self, state):  # copy.deepcopy and pickle: a key of the copy's own
-        super().__setstate__(state)
+    def __setstate__(self, state: Any) -> None:  # copy.deepcopy and pickle: a key of the copy's own
+        super().__setstate__(state)  # type: ignore[no-untyped-call]
         self._register_pattern()
 
     # ---- use ----
@@ -154,7 +161,9 @@ class BsrLinear(nn.Module):
         if x.shape[-1] != self.in_features:
             raise ValueError(f"x has {x.shape[-1]} features; this layer takes {self.in_features}")
         tokens = x.reshape(-1, self.in_features)
-        y = _ops.bsr_mm(self.values, self._pattern_key, tokens, self.bias, self.activation, False)
+        y: torch.Tensor = _ops.bsr_mm(
+            self.values, self._pattern_key, tokens, self.bias, self.activation, False
+        )
         return y.reshape(*x.shape[:-1], self.out_features)
 
     def to_dense(self) -> torch.Tensor:

@@ -11,7 +11,7 @@ sampled_mm(a, b, pattern):
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Tuple, cast
 
 import torch
 
@@ -111,7 +111,10 @@ def bsr_mm(
 
 
 @bsr_mm.register_fake
-def _bsr_mm_fake(values, pattern, x, bias, activation, transpose):
+def _bsr_mm_fake(
+    values: torch.Tensor, pattern: int, x: torch.Tensor, bias: Optional[torch.Tensor],
+    activation: str, transpose: bool,
+) -> torch.Tensor:
     rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, transpose)
     return x.new_empty((x.shape[0], rows))
 
@@ -139,7 +142,7 @@ def sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: int) -> torch.Tensor:
 
 
 @sampled_mm.register_fake
-def _sampled_mm_fake(a, b, pattern):
+def _sampled_mm_fake(a: torch.Tensor, b: torch.Tensor, pattern: int) -> torch.Tensor:
     entry = _patterns.lookup(pattern)
     _check_sampled_mm(a, b, entry)
     return a.new_empty((entry.nnzb, *entry.blocksize))
@@ -153,23 +156,23 @@ def _activation_grad(
     if activation == "none":
         return grad
     if activation == "relu":
-        return torch.ops.aten.threshold_backward(grad, y, 0)
-    z = pre_activation()
+        return cast(torch.Tensor, torch.ops.aten.threshold_backward(grad, y, 0))
+    z: torch.Tensor = pre_activation()
     if activation == "gelu":
-        return torch.ops.aten.gelu_backward(grad, z, approximate="tanh")
+        return cast(torch.Tensor, torch.ops.aten.gelu_backward(grad, z, approximate="tanh"))
     # silu'(z) = s (1 + z (1 - s)), s = sigmoid(z); written out because aten.silu_backward has no
     # derivative of its own, and a second-order gradient must go through this.
     s = torch.sigmoid(z)
     return grad * s * (1 + z * (1 - s))
 
 
-def _bsr_mm_setup(ctx, inputs, output):
+def _bsr_mm_setup(ctx: Any, inputs: Tuple[Any, ...], output: torch.Tensor) -> None:
     values, pattern, x, bias, activation, transpose = inputs
     ctx.pattern, ctx.activation, ctx.transpose = pattern, activation, transpose
     ctx.save_for_backward(values, x, bias, output)
 
 
-def _bsr_mm_backward(ctx, grad):
+def _bsr_mm_backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
     values, x, bias, y = ctx.saved_tensors
     pattern, transpose = ctx.pattern, ctx.transpose
     dz = _activation_grad(
@@ -189,13 +192,13 @@ def _bsr_mm_backward(ctx, grad):
 bsr_mm.register_autograd(_bsr_mm_backward, setup_context=_bsr_mm_setup)
 
 
-def _sampled_mm_setup(ctx, inputs, output):
+def _sampled_mm_setup(ctx: Any, inputs: Tuple[Any, ...], output: torch.Tensor) -> None:
     a, b, pattern = inputs
     ctx.pattern = pattern
     ctx.save_for_backward(a, b)
 
 
-def _sampled_mm_backward(ctx, grad):
+def _sampled_mm_backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
     a, b = ctx.saved_tensors
     # values = P o (a b): da = S b^T, db = a^T S, with S the pattern holding grad.
     d_a = bsr_mm(grad, ctx.pattern, b, None, "none", False).T if ctx.needs_input_grad[0] else None
