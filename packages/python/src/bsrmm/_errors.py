@@ -93,6 +93,8 @@ _BY_STATUS: dict[int, type[Error]] = {
 _PYTHON_WORDS: Tuple[Tuple[str, str], ...] = (
     ("pass BSRMM_CREATE_SORT_INDICES to sort", "pass sort_indices=True to sort"),
     ("BSRMM_CREATE_SORT_INDICES", "sort_indices=True"),
+    ("BSRMM_CREATE_BORROW_VALUES", "borrow=True"),
+    ("bsrmm_tune", "bsrmm.tune"),  # a CUDA graph capture's refusal says to tune before it
     ("list them with bsrmm_variant_name", "list them with bsrmm.variants()"),
     ("bsrmm_variant_name lists them", "bsrmm.variants() lists them"),
     ("copy it there first (bsrmm_matrix_copy_to)", "move it there first with A.to(device)"),
