@@ -210,3 +210,30 @@ def test_readme_bsrlinear_example_runs_as_written(readme):
     probe = torch.randn(4, 512)
     with torch.no_grad():
         torch.testing.assert_close(scope["step"](probe), scope["mlp"](probe), rtol=1e-5, atol=1e-5)
+
+
+def _step_without_copies(device, monkeypatch):
+    """A forward + backward step of BsrLinear in which bsrmm may copy no operand: x^T and y^T
+    (nn.Linear's layout read as column-major views), dY^T for the SDDMM (column-major, as
+    BsrLinear's backward passes it) and dX's W^T values are all read where they lie."""
+    from bsrmm import _arrays
+
+    def refuse(obj, view, argument, dtype, stream):
+        raise AssertionError(f"bsrmm copied {argument} ({tuple(view.shape)}, strides {view.strides})")
+
+    layer = BsrLinear.from_linear(_linear(64, 96, 8), 16, density=0.5, activation="gelu").to(device)
+    x = torch.randn(12, 64, device=device, requires_grad=True)
+    monkeypatch.setattr(_arrays, "contiguous_copy", refuse)
+    layer(x).square().sum().backward()
+    assert x.grad is not None and layer.values.grad is not None and layer.bias.grad is not None
+
+
+@needs_sddmm
+def test_a_step_copies_no_operand(monkeypatch):
+    _step_without_copies("cpu", monkeypatch)
+
+
+@needs_cuda
+@needs_sddmm
+def test_a_cuda_step_copies_no_operand(monkeypatch):
+    _step_without_copies("cuda", monkeypatch)
