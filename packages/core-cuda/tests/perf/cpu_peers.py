@@ -17,7 +17,12 @@ at numpy's bundled OpenBLAS (as the Python binding does) so cpu_dense_blas can r
 
 "bsrmm" is the default context after tuning (tuning mode AUTO, cache in a temporary file);
 "bsrmm untuned" is the heuristic's pick (tuning OFF); --baseline LIB adds another build (e.g.
-the commit before) as "bsrmm before", tuned, in the same rounds.
+the commit before) as "bsrmm before", tuned, in the same rounds; --variants a,b adds each
+variant forced ("bsrmm blocked", "bsrmm rowwise"; one that declines a case is left out of it).
+--set coverage runs the CPU coverage run's tiny-block cells (and a few it won, for regressions)
+instead of issue 22's cases; --cpu-time runs one thread each, timed by process CPU time. The
+contender that runs first in a round ("bsrmm") can measure slower than the same variant later
+in the round: caches cold from the round's last peer.
 """
 import os
 import sys
