@@ -137,6 +137,7 @@ BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int64_t j0,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[i][v] = Z::zero();
 
+#pragma GCC unroll 4
   for (int32_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
     const T* a = values + int64_t{q} * block;
     const T* rows_of_b = b + int64_t{p.col_idx[q]} * bw * ldb;
