@@ -92,7 +92,8 @@ def _time(step: Callable[[], Any], arguments: argparse.Namespace, device: torch.
         step()
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        elapsed = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
+        # On the device: NCCL reduces CUDA tensors only.
+        elapsed = torch.tensor([time.perf_counter() - start], dtype=torch.float64, device=device)
         dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
         if i >= arguments.warmup:
             times.append(float(elapsed) * 1e3)
@@ -125,8 +126,9 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
         xp = x.clone().requires_grad_(True)
         y = row(column(xp))
         y.float().square().sum().backward()
+        assert xp.grad is not None and xr.grad is not None
         errors = {"y": _relative_error(y, reference), "dx": _relative_error(xp.grad, xr.grad)}
-        worst = torch.tensor([max(errors.values())], dtype=torch.float64, device="cpu")
+        worst = torch.tensor([max(errors.values())], dtype=torch.float64, device=device)
         dist.all_reduce(worst, op=dist.ReduceOp.MAX)
         if float(worst) > 2e-2:
             raise SystemExit(f"chunks={chunks}: the parallel MLP differs from the one-GPU layer "

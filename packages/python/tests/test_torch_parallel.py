@@ -10,6 +10,9 @@ from __future__ import annotations
 import copy
 import io
 import os
+import re
+import socket
+from pathlib import Path
 
 import pytest
 
@@ -283,3 +286,35 @@ def _nccl_worker(rank, world_size, init_file):
         torch.testing.assert_close(column.local.values.grad, grads.values)
     finally:
         dist.destroy_process_group()
+
+
+# ---- the README's example (a ```py block: the single-process README runner leaves it alone) ----
+
+def _readme_worker(rank, world_size, port, code):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world_size))
+    torch.set_num_threads(1)
+    first, second = _mlp(31)
+    torch.manual_seed(32)
+    x = torch.randn(5, D_MODEL, dtype=torch.float64)
+    scope = {"first": first, "second": second, "x": x}
+    try:
+        exec(compile(code, "README.md", "exec"), scope)
+        torch.testing.assert_close(scope["y"], second(first(x)))
+        torch.testing.assert_close(scope["whole"].to_dense(), second.to_dense(), rtol=0, atol=0)
+    finally:
+        dist.destroy_process_group()
+
+
+@needs_gloo
+def test_readme_parallel_example_runs_as_written():
+    path = Path(__file__).resolve().parents[1] / "README.md"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (an installed copy of the tests)")
+    examples = [code for code in re.findall(r"```py\n(.*?)```", path.read_text(), re.S)
+                if "bsrmm.torch.parallel" in code]
+    assert len(examples) == 1, f"{path} should show one bsrmm.torch.parallel example"
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    torch.multiprocessing.spawn(_readme_worker, args=(2, port, examples[0]), nprocs=2, join=True)

@@ -10,7 +10,7 @@ BsrLinear's state (``from_bsr_linear`` / ``to_bsr_linear``)."""
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -42,8 +42,8 @@ def _gather_dim(tensor: torch.Tensor, widths: List[int], group: Any, dim: int) -
     """The ranks' pieces of ``tensor`` along ``dim`` (of sizes ``widths``) joined, on every rank."""
     moved = tensor.detach().movedim(dim, 0)
     flat = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
-    gathered = _collectives.GatherFeatures.apply(flat.T.contiguous(), widths, group).T
-    return gathered.reshape(sum(widths), *moved.shape[1:]).movedim(0, dim)
+    gathered: torch.Tensor = _collectives.GatherFeatures.apply(flat.T.contiguous(), widths, group)
+    return gathered.T.reshape(sum(widths), *moved.shape[1:]).movedim(0, dim)
 
 
 class _ParallelBsrLinear(nn.Module):
@@ -124,13 +124,14 @@ class ColumnParallelBsrLinear(_ParallelBsrLinear):
         return cls(layer, group, **options)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        lead, tokens = x.shape[:-1], x.reshape(-1, x.shape[-1])
+        lead: Tuple[int, ...] = tuple(x.shape[:-1])
+        tokens = x.reshape(-1, x.shape[-1])
         if self.sequence_parallel:
             tokens = _collectives.GatherTokens.apply(tokens, self.group)
             lead = (tokens.shape[0],)
         else:
             tokens = _collectives.CopyToParallel.apply(tokens, self.group)
-        y = self.local(tokens)
+        y: torch.Tensor = self.local(tokens)
         if self.gather_output:
             y = _collectives.GatherFeatures.apply(y, self._widths(), self.group)
         return y.reshape(*lead, y.shape[-1])
@@ -184,7 +185,9 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
                 f"x has {x.shape[-1]} features but this rank's input slice is {self.col_range}: a "
                 "column-parallel layer feeding this one must cut its outputs where this one cuts "
                 "its inputs (build both with feature_bounds=pair_feature_bounds(first, second, ...))")
-        lead, tokens = x.shape[:-1], x.reshape(-1, x.shape[-1])
+        lead: Tuple[int, ...] = tuple(x.shape[:-1])
+        tokens = x.reshape(-1, x.shape[-1])
+        y: torch.Tensor
         if self.sequence_parallel:
             y = _collectives.ReduceScatterTokens.apply(self.local(tokens), self.group)
             lead = (y.shape[0],)

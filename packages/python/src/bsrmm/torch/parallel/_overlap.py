@@ -46,7 +46,7 @@ class _FinishAllReduces(Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        return (None, *grad.split(ctx.sizes, dim=0))
+        return (None, *grad.split_with_sizes(ctx.sizes, dim=0))
 
 
 def chunked_reduce(multiply: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
@@ -56,4 +56,5 @@ def chunked_reduce(multiply: Callable[[torch.Tensor], torch.Tensor], x: torch.Te
     pending: List[Any] = []
     reduced = [_StartAllReduce.apply(multiply(piece), group, pending)
                for piece in x.tensor_split(chunks, dim=0)]
-    return _FinishAllReduces.apply(pending, *reduced)
+    joined: torch.Tensor = _FinishAllReduces.apply(pending, *reduced)
+    return joined
