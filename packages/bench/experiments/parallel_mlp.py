@@ -12,6 +12,11 @@ others' (issue 28 asks >= 1.8x on 2 GPUs and >= 3.2x on 4, forward and backward)
     done
     python3 packages/bench/experiments/parallel_mlp.py --summarize packages/bench/results/parallel_mlp_w*.json
 
+Without GPUs, the cuts alone (each rank's stored blocks and the imbalance, for the uniform
+case and a power-law one), in one process:
+
+    python3 packages/bench/experiments/parallel_mlp.py --plan 1,2,4 [--pattern power-law]
+
 Every run also times the row-parallel reduction overlapped with the multiply (--chunks: the
 tokens in that many chunks, each chunk's async all-reduce running under the next chunk's
 multiply) beside the plain all-reduce. On the CPU (gloo), a small case:
@@ -35,7 +40,8 @@ import torch
 import torch.distributed as dist
 
 from bsrmm.torch import BsrLinear
-from bsrmm.torch.parallel import ColumnParallelBsrLinear, RowParallelBsrLinear, pair_feature_bounds
+from bsrmm.torch.parallel import (ColumnParallelBsrLinear, RowParallelBsrLinear, pair_feature_bounds,
+                                  plan_shards)
 
 CPU_CASE = {"d_model": 1024, "hidden": 4096, "block": 32, "density": 0.25, "tokens": 1024,
             "dtype": "float32"}
@@ -54,6 +60,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--cpu", action="store_true", help=f"gloo on the CPU, the small case {CPU_CASE}")
+    parser.add_argument("--pattern", choices=("uniform", "power-law"), default="uniform")
+    parser.add_argument("--plan", metavar="SIZES", help="no run: print the per-rank work of the cuts "
+                        "at these world sizes (e.g. 1,2,4), balanced by nnz and by rows")
     parser.add_argument("--out", help="write the results as JSON (rank 0)")
     parser.add_argument("--summarize", nargs="+", metavar="JSON", help="print the scaling of runs")
     arguments = parser.parse_args()
@@ -64,14 +73,28 @@ def _arguments() -> argparse.Namespace:
     return arguments
 
 
+def _row_densities(rows: int, density: float, pattern: str) -> torch.Tensor:
+    """Each block row's share of stored blocks: all --density ("uniform"), or falling as
+    (i + 1)^-0.8 from the first row, scaled to --density on average ("power-law": the heavy rows
+    together, the worst case for cutting by rows)."""
+    if pattern == "uniform":
+        return torch.full((rows, 1), density)
+    weights = (torch.arange(rows, dtype=torch.float64) + 1) ** -0.8
+    return (weights * density * rows / weights.sum()).clamp(max=1.0)[:, None].float()
+
+
 def _mlp(arguments: argparse.Namespace, device: torch.device) -> List[BsrLinear]:
-    """The one-GPU pair, the same on every rank (seeded), uniform random blocks at --density."""
+    """The one-GPU pair, the same on every rank (seeded), random blocks at --density per
+    --pattern (the second weight's block columns follow the first's block rows)."""
     generator = torch.Generator().manual_seed(0)
     dtype, block = DTYPES[arguments.dtype], arguments.block
+    hidden_share = _row_densities(arguments.hidden // block, arguments.density, arguments.pattern)
     layers = []
     for out_features, in_features, activation in ((arguments.hidden, arguments.d_model, "gelu"),
                                                   (arguments.d_model, arguments.hidden, None)):
-        mask = torch.rand((out_features // block, in_features // block), generator=generator) < arguments.density
+        grid = (out_features // block, in_features // block)
+        share = hidden_share if activation else hidden_share.T
+        mask = torch.rand(grid, generator=generator) < share
         torch.manual_seed(int(torch.randint(1 << 30, (1,), generator=generator)))
         layers.append(BsrLinear(in_features, out_features, block, mask, activation=activation,
                                 device=device, dtype=dtype))
@@ -119,7 +142,8 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     reference.float().square().sum().backward()
     result: Dict[str, Any] = {
         "world_size": world_size, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "case": {k: getattr(arguments, k) for k in ("d_model", "hidden", "block", "density", "tokens", "dtype")},
+        "case": {k: getattr(arguments, k)
+                 for k in ("d_model", "hidden", "block", "density", "tokens", "dtype", "pattern")},
         "column_plan": column.plan.report(), "row_plan": rows[1].plan.report(),
     }
     for chunks, row in rows.items():
@@ -139,6 +163,19 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
         result[f"chunks_{chunks}"] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms,
                                       "max_relative_error": float(worst)}
     return result
+
+
+def _print_plans(arguments: argparse.Namespace) -> None:
+    """The cuts of the case's pair (one process, no group: what each rank would hold)."""
+    first, second = _mlp(arguments, torch.device("cpu"))
+    print(f"first {first.out_features} x {first.in_features} nnzb {first.nnzb}, second "
+          f"{second.out_features} x {second.in_features} nnzb {second.nnzb}, {arguments.pattern}")
+    for world_size in (int(size) for size in arguments.plan.split(",")):
+        for balance in ("nnz", "rows"):
+            bounds = pair_feature_bounds(first, second, world_size, balance)
+            print(f"world size {world_size}, balance={balance}:\n"
+                  f"  column {plan_shards(first, world_size, 0, feature_bounds=bounds).report()}\n"
+                  f"  row    {plan_shards(second, world_size, 1, feature_bounds=bounds).report()}")
 
 
 def _summarize(paths: List[str]) -> None:
@@ -161,6 +198,9 @@ def main() -> None:
     arguments = _arguments()
     if arguments.summarize:
         _summarize(arguments.summarize)
+        return
+    if arguments.plan:
+        _print_plans(arguments)
         return
     if arguments.cpu:
         dist.init_process_group("gloo")
