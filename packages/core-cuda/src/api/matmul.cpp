@@ -8,6 +8,7 @@
 #include "execution.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "options.hpp"
 
 #include <bsrmm/bsrmm.h>
 
@@ -28,16 +29,8 @@ using bsrmm::detail::invalid_argument;
 using bsrmm::matrix::BsrMatrix;
 
 bsrmm_matmul_options read_options(const bsrmm_matmul_options* given) {
-  bsrmm_matmul_options options = bsrmm_matmul_options_default();
-  if (given == nullptr) return options;
-  if (given->struct_size < sizeof(bsrmm_matmul_options)) {
-    invalid_argument("options->struct_size = ", given->struct_size, " < ",
-                     sizeof(bsrmm_matmul_options),
-                     " (initialise options with bsrmm_matmul_options_default())");
-  }
-  // A newer caller's struct may be longer; the fields this version knows come first.
-  std::memcpy(&options, given, sizeof(options));
-  options.struct_size = sizeof(options);
+  const bsrmm_matmul_options options =
+      bsrmm::api::read_versioned(given, bsrmm_matmul_options_default(), "bsrmm_matmul_options_default");
   if (!bsrmm::detail::is_valid(options.op_a)) {
     invalid_argument("options->op_a = ", static_cast<int>(options.op_a),
                      " is not a bsrmm_op (0 = NONE, 1 = TRANSPOSE)");

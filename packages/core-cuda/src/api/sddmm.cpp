@@ -8,6 +8,7 @@
 #include "execution.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "options.hpp"
 
 #include <bsrmm/bsrmm.h>
 
@@ -26,17 +27,7 @@ using bsrmm::detail::invalid_argument;
 using bsrmm::matrix::BsrMatrix;
 
 bsrmm_sddmm_options read_options(const bsrmm_sddmm_options* given) {
-  bsrmm_sddmm_options options = bsrmm_sddmm_options_default();
-  if (given == nullptr) return options;
-  if (given->struct_size < sizeof(bsrmm_sddmm_options)) {
-    invalid_argument("options->struct_size = ", given->struct_size, " < ",
-                     sizeof(bsrmm_sddmm_options),
-                     " (initialise options with bsrmm_sddmm_options_default())");
-  }
-  // A newer caller's struct may be longer; the fields this version knows come first.
-  std::memcpy(&options, given, sizeof(options));
-  options.struct_size = sizeof(options);
-  return options;
+  return bsrmm::api::read_versioned(given, bsrmm_sddmm_options_default(), "bsrmm_sddmm_options_default");
 }
 
 void check_on_context(bsrmm_device device, bsrmm_device context, const char* what) {
