@@ -47,25 +47,18 @@ void PrintTo(const SddmmCase& tc, std::ostream* os) { *os << tc.name(); }
 
 void run_case(const SddmmCase& tc) {
   Random rng(tc.seed);
-  HostBsr pattern = random_bsr(rng, tc.block_rows, tc.block_cols, tc.bh, tc.bw, tc.density, tc.dtype);
-  HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
-  HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
-  fill_random(x, rng);
-  fill_random(y, rng);
-  HostDense values(pattern.nnzb(), pattern.block_elements(), tc.dtype);
-  if (tc.beta != 0) fill_random(values, rng);  // else: NaN poison, which beta = 0 must not read
-  const HostDense before = values;
+  SddmmProblem p = make_sddmm_problem(tc, rng);
 
   Context ctx;
   ctx.set_num_threads(tc.threads);
-  bsrmm_bsr_desc desc = pattern.desc();
+  bsrmm_bsr_desc desc = p.pattern.desc();
   Matrix matrix(ctx, desc);
-  bsrmm_dense xd = x.desc();
-  bsrmm_dense yd = y.desc();
-  bsrmm_dense vd = values.desc();
+  bsrmm_dense xd = p.x.desc();
+  bsrmm_dense yd = p.y.desc();
+  bsrmm_dense vd = p.values.desc();
   sddmm(ctx, matrix, xd, yd, vd, tc.alpha, tc.beta);
 
-  expect_matches(values, reference_sddmm(pattern, x, y, before, tc.alpha, tc.beta), tc.name());
+  expect_matches(p.values, p.expected(), tc.name());
 }
 
 class Sddmm : public ::testing::TestWithParam<SddmmCase> {};

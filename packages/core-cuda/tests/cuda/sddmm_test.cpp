@@ -58,25 +58,18 @@ TEST_P(GpuSddmm, MatchesFloat64Reference) {
   const GpuSddmmCase& tc = GetParam();
   const uint64_t seed = tc.seed ^ test_seed();
   Random rng(seed);
-  HostBsr pattern = random_bsr(rng, tc.block_rows, tc.block_cols, tc.bh, tc.bw, tc.density, tc.dtype);
-  HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
-  HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
-  fill_random(x, rng);
-  fill_random(y, rng);
-  HostDense values(pattern.nnzb(), pattern.block_elements(), tc.dtype);
-  if (tc.beta != 0) fill_random(values, rng);  // else NaN poison: beta = 0 must not read it
-  const HostDense before = values;
+  SddmmProblem p = make_sddmm_problem(tc, rng);
 
   bsrmm_context_t ctx_raw = nullptr;
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &ctx_raw));
   ContextHandle ctx(ctx_raw);
-  bsrmm_bsr_desc desc = pattern.desc();
+  bsrmm_bsr_desc desc = p.pattern.desc();
   bsrmm_matrix_t matrix_raw = nullptr;
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix_raw));
   MatrixHandle matrix(matrix_raw);
 
-  DeviceBuffer x_device(x.bytes()), y_device(y.bytes()), values_device(values.bytes());
-  bsrmm_dense xd = x.desc(), yd = y.desc(), vd = values.desc();
+  DeviceBuffer x_device(p.x.bytes()), y_device(p.y.bytes()), values_device(p.values.bytes());
+  bsrmm_dense xd = p.x.desc(), yd = p.y.desc(), vd = p.values.desc();
   xd.data = x_device.get();
   yd.data = y_device.get();
   vd.data = values_device.get();
@@ -86,13 +79,13 @@ TEST_P(GpuSddmm, MatchesFloat64Reference) {
   options.beta = tc.beta;
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_sddmm(ctx.get(), matrix.get(), &xd, &yd, &vd, &options));
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
-  ASSERT_TRUE(values_device.download(values.bytes()));
+  ASSERT_TRUE(values_device.download(p.values.bytes()));
 
   const std::string ran = bsrmm_context_last_variant(ctx.get());
-  if (pattern.nnzb() > 0) {
+  if (p.pattern.nnzb() > 0) {
     EXPECT_EQ(ran.rfind(tc.expect_variant, 0), 0u) << "ran " << ran << ", expected " << tc.expect_variant;
   }
-  expect_matches(values, reference_sddmm(pattern, x, y, before, tc.alpha, tc.beta),
+  expect_matches(p.values, p.expected(),
                  tc.name() + " (" + ran + ", seed " + std::to_string(seed) + ")");
 }
 

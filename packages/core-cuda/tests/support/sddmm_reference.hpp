@@ -1,6 +1,7 @@
 // The independent float64 SDDMM reference the CPU and GPU tests check against: every stored
 // block of the pattern as dot products of X's rows and Y's columns, written out again here (not
-// the library's), in the Expected form that expect_matches compares (nnzb rows of bh * bw).
+// the library's), in the Expected form that expect_matches compares (nnzb rows of bh * bw); and
+// the randomized problem (pattern, X, Y, poisoned or random values) both suites build.
 #pragma once
 
 #include "dense_reference.hpp"
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace bsrmm::test {
 
@@ -54,6 +56,33 @@ template <typename Rng>
 void fill_random(HostDense& d, Rng& rng) {
   for (int64_t i = 0; i < d.rows(); ++i)
     for (int64_t j = 0; j < d.cols(); ++j) d.set(i, j, round_to(d.dtype(), rng.uniform(-1, 1)));
+}
+
+// One randomized SDDMM problem of a test case (a CPU or GPU case struct: block_rows, block_cols,
+// bh, bw, density, t, dtype, x_layout, y_layout, x_pad, y_pad, alpha, beta): the pattern, X and Y
+// uniform in [-1, 1), the values random when beta != 0 and left NaN-poisoned otherwise (beta = 0
+// must not read them), and the values as they were before the call, for the reference.
+struct SddmmProblem {
+  HostBsr pattern;
+  HostDense x, y, values, before;
+  double alpha, beta;
+
+  // The float64 reference of what the call must leave in `values`.
+  Expected expected() const { return reference_sddmm(pattern, x, y, before, alpha, beta); }
+};
+
+template <typename Case, typename Rng>
+SddmmProblem make_sddmm_problem(const Case& tc, Rng& rng) {
+  HostBsr pattern = random_bsr(rng, tc.block_rows, tc.block_cols, tc.bh, tc.bw, tc.density, tc.dtype);
+  HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
+  HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
+  fill_random(x, rng);
+  fill_random(y, rng);
+  HostDense values(pattern.nnzb(), pattern.block_elements(), tc.dtype);
+  if (tc.beta != 0) fill_random(values, rng);
+  HostDense before = values;
+  return SddmmProblem{std::move(pattern), std::move(x),      std::move(y), std::move(values),
+                      std::move(before),  tc.alpha, tc.beta};
 }
 
 }  // namespace bsrmm::test
