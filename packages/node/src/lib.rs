@@ -13,6 +13,7 @@ mod tasks;
 mod tensor;
 
 pub use matrix::NativeBsrMatrix;
+pub use tasks::in_place::InPlaceTask;
 pub use tasks::matmul::{matmul, matmul_sync, MatmulTask};
 pub use tasks::matmul_into::{matmul_into, matmul_into_sync, synchronize, MatmulIntoTask};
 pub use tasks::sddmm::{sddmm_into, sddmm_into_sync, SddmmTask};

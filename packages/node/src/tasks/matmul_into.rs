@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use bsrmm::{Activation, BsrMatrix, Device, MatmulOptions, Op};
 use napi::bindgen_prelude::AsyncTask;
-use napi::{Env, Task};
 use napi_derive::napi;
 
 use crate::device;
-use crate::error::{invalid, to_napi, IntoNapi};
+use crate::error::{invalid, IntoNapi};
 use crate::matrix::{with_matrix, AnyMatrix, NativeBsrMatrix};
+use crate::tasks::in_place::{check_operands, not_typed, same, settle, InPlace, InPlaceTask};
 use crate::tasks::matmul::parse_activation;
-use crate::tensor::{present, present_mut, Claim, NativeTensor, TensorElement, TensorInner};
+use crate::tensor::{present, present_mut, Claim, NativeTensor, TensorElement};
 
 /// The epilogue, as the TypeScript layer passes it (already checked there).
 #[napi(object)]
@@ -41,10 +41,6 @@ pub struct MatmulIntoTask {
     alpha: f64,
     beta: f64,
     activation: Activation,
-}
-
-fn same(x: &Arc<TensorInner>, y: &Arc<TensorInner>) -> bool {
-    Arc::ptr_eq(x, y)
 }
 
 impl MatmulIntoTask {
@@ -72,30 +68,14 @@ impl MatmulIntoTask {
         })
     }
 
-    fn run(&self, synchronize: bool) -> napi::Result<()> {
-        with_matrix!(&*self.a, |a| self.run_typed(a, synchronize))
-    }
-
     fn run_typed<T: TensorElement>(&self, a: &BsrMatrix<T>, synchronize: bool) -> napi::Result<()> {
         let device = a.device();
-        for (what, claim) in [("B", Some(&self.b)), ("bias", self.bias.as_ref()), ("out", Some(&self.out))] {
-            let Some(claim) = claim else { continue };
-            let shape = &claim.tensor.shape;
-            if shape.device != device {
-                return Err(invalid(format!("{what} is on {} but A is on {device}: every tensor operand must be on A's device", shape.device)));
-            }
-            if shape.dtype != T::DTYPE {
-                return Err(to_napi(bsrmm::Error::new(
-                    bsrmm::Status::Unsupported,
-                    format!("mixed dtypes are not supported: A is {}, {what} is a {} tensor", T::DTYPE.name(), shape.dtype.name()),
-                )));
-            }
-        }
+        check_operands::<T>("A", device, &[("B", Some(&self.b)), ("bias", self.bias.as_ref()), ("out", Some(&self.out))])?;
         let b_data = self.b.tensor.read();
         let bias_data = self.bias.as_ref().map(|bias| bias.tensor.read());
         let mut out_data = self.out.tensor.write();
         // dtypes were checked above: these lookups cannot miss.
-        let typed = |what: &str| invalid(format!("{what}: storage does not hold {} elements", T::DTYPE.name()));
+        let typed = not_typed::<T>;
         let b_view = T::storage(present(&b_data, "B")?).ok_or_else(|| typed("B"))?.view(&self.b.tensor.shape).napi()?;
         let mut options = MatmulOptions::<T>::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
         if let (Some(bias), Some(data)) = (&self.bias, &bias_data) {
@@ -107,23 +87,13 @@ impl MatmulIntoTask {
         let out_view = T::storage_mut(present_mut(&mut out_data, "out")?).ok_or_else(|| typed("out"))?.view_mut(&out_shape).napi()?;
         let ctx = device::context(device)?;
         bsrmm::matmul_into(&ctx, a, b_view, out_view, &options).napi()?;
-        if synchronize && device != Device::Cpu {
-            ctx.synchronize().napi()?;
-        }
-        Ok(())
+        settle(&ctx, device, synchronize)
     }
 }
 
-impl Task for MatmulIntoTask {
-    type Output = ();
-    type JsValue = ();
-
-    fn compute(&mut self) -> napi::Result<()> {
-        self.run(true)
-    }
-
-    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
-        Ok(())
+impl InPlace for MatmulIntoTask {
+    fn run(&self, synchronize: bool) -> napi::Result<()> {
+        with_matrix!(&*self.a, |a| self.run_typed(a, synchronize))
     }
 }
 
@@ -136,8 +106,8 @@ pub fn matmul_into(
     out: &NativeTensor,
     bias: Option<&NativeTensor>,
     epilogue: NativeEpilogue,
-) -> napi::Result<AsyncTask<MatmulIntoTask>> {
-    Ok(AsyncTask::new(MatmulIntoTask::new(a, b, out, bias, epilogue)?))
+) -> napi::Result<AsyncTask<InPlaceTask<MatmulIntoTask>>> {
+    Ok(AsyncTask::new(InPlaceTask(MatmulIntoTask::new(a, b, out, bias, epilogue)?)))
 }
 
 /// The same multiply on the calling thread; on a CUDA device it is only enqueued.

@@ -1,4 +1,5 @@
 //! Work that runs off the JS main thread (napi AsyncTask), one file per task.
+pub mod in_place;
 pub mod matmul;
 pub mod matmul_into;
 pub mod sddmm;

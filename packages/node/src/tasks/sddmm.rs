@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use bsrmm::{BsrMatrix, Device, SddmmOptions};
+use bsrmm::{BsrMatrix, SddmmOptions};
 use napi::bindgen_prelude::AsyncTask;
-use napi::{Env, Task};
 use napi_derive::napi;
 
 use crate::device;
-use crate::error::{invalid, to_napi, IntoNapi};
+use crate::error::{invalid, IntoNapi};
 use crate::matrix::{with_matrix, AnyMatrix, NativeBsrMatrix};
-use crate::tensor::{present, present_mut, Claim, NativeTensor, TensorElement, TensorInner};
+use crate::tasks::in_place::{check_operands, not_typed, same, settle, InPlace, InPlaceTask};
+use crate::tensor::{present, present_mut, Claim, NativeTensor, TensorElement};
 
 /// One SDDMM into a tensor, holding its operands until it settles.
 pub struct SddmmTask {
@@ -22,10 +22,6 @@ pub struct SddmmTask {
     y: Claim,
     out: Claim,
     options: SddmmOptions,
-}
-
-fn same(a: &Arc<TensorInner>, b: &Arc<TensorInner>) -> bool {
-    Arc::ptr_eq(a, b)
 }
 
 impl SddmmTask {
@@ -42,62 +38,34 @@ impl SddmmTask {
         Ok(SddmmTask { pattern: pattern.matrix()?, x, y, out, options: SddmmOptions::new().alpha(alpha).beta(beta) })
     }
 
-    fn run(&self, synchronize: bool) -> napi::Result<()> {
-        with_matrix!(&*self.pattern, |p| self.run_typed(p, synchronize))
-    }
-
     fn run_typed<T: TensorElement>(&self, pattern: &BsrMatrix<T>, synchronize: bool) -> napi::Result<()> {
         let device = pattern.device();
-        for (what, claim) in [("X", &self.x), ("Y", &self.y), ("out", &self.out)] {
-            let shape = &claim.tensor.shape;
-            if shape.device != device {
-                return Err(invalid(format!(
-                    "{what} is on {} but the pattern is on {device}: every tensor operand must be on the pattern's device",
-                    shape.device
-                )));
-            }
-            if shape.dtype != T::DTYPE {
-                return Err(to_napi(bsrmm::Error::new(
-                    bsrmm::Status::Unsupported,
-                    format!("mixed dtypes are not supported: the pattern is {}, {what} is a {} tensor", T::DTYPE.name(), shape.dtype.name()),
-                )));
-            }
-        }
+        check_operands::<T>("the pattern", device, &[("X", Some(&self.x)), ("Y", Some(&self.y)), ("out", Some(&self.out))])?;
         let (x_data, y_data) = (self.x.tensor.read(), self.y.tensor.read());
         let mut out_data = self.out.tensor.write();
         // dtypes were checked above: these lookups cannot miss.
-        let typed = |what: &str| invalid(format!("{what}: storage does not hold {} elements", T::DTYPE.name()));
+        let typed = not_typed::<T>;
         let x = T::storage(present(&x_data, "X")?).ok_or_else(|| typed("X"))?.view(&self.x.tensor.shape).napi()?;
         let y = T::storage(present(&y_data, "Y")?).ok_or_else(|| typed("Y"))?.view(&self.y.tensor.shape).napi()?;
         let out_shape = self.out.tensor.shape;
         let out = T::storage_mut(present_mut(&mut out_data, "out")?).ok_or_else(|| typed("out"))?.view_mut(&out_shape).napi()?;
         let ctx = device::context(device)?;
         bsrmm::sddmm_into(&ctx, pattern, x, y, out, &self.options).napi()?;
-        if synchronize && device != Device::Cpu {
-            ctx.synchronize().napi()?;
-        }
-        Ok(())
+        settle(&ctx, device, synchronize)
     }
 }
 
-impl Task for SddmmTask {
-    type Output = ();
-    type JsValue = ();
-
-    fn compute(&mut self) -> napi::Result<()> {
-        self.run(true)
-    }
-
-    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
-        Ok(())
+impl InPlace for SddmmTask {
+    fn run(&self, synchronize: bool) -> napi::Result<()> {
+        with_matrix!(&*self.pattern, |p| self.run_typed(p, synchronize))
     }
 }
 
 /// `out = alpha * (X Y)[the pattern's blocks] + beta * out` on a worker thread (`out`: nnzb x
 /// bh * bw, row-major); resolves when `out` holds the result. The tensors are claimed until then.
 #[napi(ts_return_type = "Promise<void>")]
-pub fn sddmm_into(pattern: &NativeBsrMatrix, x: &NativeTensor, y: &NativeTensor, out: &NativeTensor, alpha: f64, beta: f64) -> napi::Result<AsyncTask<SddmmTask>> {
-    Ok(AsyncTask::new(SddmmTask::new(pattern, x, y, out, alpha, beta)?))
+pub fn sddmm_into(pattern: &NativeBsrMatrix, x: &NativeTensor, y: &NativeTensor, out: &NativeTensor, alpha: f64, beta: f64) -> napi::Result<AsyncTask<InPlaceTask<SddmmTask>>> {
+    Ok(AsyncTask::new(InPlaceTask(SddmmTask::new(pattern, x, y, out, alpha, beta)?)))
 }
 
 /// The same SDDMM on the calling thread; on a CUDA device it is only enqueued.
