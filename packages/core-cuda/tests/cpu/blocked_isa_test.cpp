@@ -44,26 +44,17 @@ TEST(BlockedIsa, EveryKernelSetMatchesFloat64) {
           Random rng(seed++);
           HostBsr a = random_bsr(rng, std::max(1, 40 / bh), std::max(1, 30 / bw), bh, bw, 0.4, dtype);
           HostDense b(a.cols, n, dtype, seed % 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR, 1);
-          for (int64_t i = 0; i < a.cols; ++i)
-            for (int64_t j = 0; j < n; ++j) b.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+          fill_random(b, rng);
           HostDense c(a.rows, n, dtype, seed % 4 < 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR, 2);
-          std::vector<double> bias;
-          std::vector<unsigned char> bias_bytes(static_cast<size_t>(a.rows) * dtype_size(dtype));
-          for (int64_t i = 0; i < a.rows; ++i) {
-            bias.push_back(round_to(dtype, rng.uniform(-1, 1)));
-            store(dtype, bias_bytes.data() + i * dtype_size(dtype), bias.back());
-          }
-          if (epilogue) {
-            for (int64_t i = 0; i < a.rows; ++i)
-              for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
-          }
+          const HostBias bias = random_bias(a.rows, dtype, rng);
+          if (epilogue) fill_random(c, rng);
           const HostDense c_before = c;
           CpuOperands operands(a, b, c);
           cpu::MatmulArgs& args = operands.args;
           if (epilogue) {
             args.alpha = -1.25;
             args.beta = 0.5;
-            args.bias = bias_bytes.data();
+            args.bias = bias.bytes.data();
             args.activation = BSRMM_ACTIVATION_GELU;
           }
           cpu::matmul_blocked(args, pool, workspace, *kernels);
@@ -71,7 +62,7 @@ TEST(BlockedIsa, EveryKernelSetMatchesFloat64) {
                                    std::to_string(bh) + "x" + std::to_string(bw) + " n " + std::to_string(n);
           expect_matches(c,
                          reference_matmul(a.to_dense(), a.rows, a.cols, BSRMM_OP_NONE, b, c_before,
-                                          args.alpha, args.beta, epilogue ? &bias : nullptr,
+                                          args.alpha, args.beta, epilogue ? &bias.values : nullptr,
                                           args.activation),
                          what);
           EXPECT_TRUE(c.padding_untouched()) << what;

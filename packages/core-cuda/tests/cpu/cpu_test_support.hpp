@@ -52,4 +52,22 @@ struct CpuOperands {
   }
 };
 
+// A bias of `rows` values uniform in [-1, 1) rounded to `dtype`: as doubles for the reference
+// and as `dtype` elements for the kernel's args.bias.
+struct HostBias {
+  std::vector<double> values;
+  std::vector<unsigned char> bytes;
+};
+
+template <typename Rng>
+HostBias random_bias(int64_t rows, bsrmm_dtype dtype, Rng& rng) {
+  HostBias bias;
+  bias.bytes.resize(static_cast<size_t>(rows) * dtype_size(dtype));
+  for (int64_t i = 0; i < rows; ++i) {
+    bias.values.push_back(round_to(dtype, rng.uniform(-1, 1)));
+    store(dtype, bias.bytes.data() + i * dtype_size(dtype), bias.values.back());
+  }
+  return bias;
+}
+
 }  // namespace bsrmm::test

@@ -33,32 +33,22 @@ void check_product(const Case& shape, int64_t n, bsrmm_dtype dtype, uint64_t see
   HostBsr a = random_bsr(rng, shape.block_rows, shape.block_cols, shape.bh, shape.bw, shape.density, dtype);
   const bsrmm_layout b_layout = seed % 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
   HostDense b(a.cols, n, dtype, b_layout, seed % 5 == 0 ? 0 : 3);
-  for (int64_t i = 0; i < a.cols; ++i)
-    for (int64_t j = 0; j < n; ++j) b.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+  fill_random(b, rng);
   HostDense c(a.rows, n, dtype, seed % 4 < 2 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR, 2);
-  std::vector<double> bias;
-  std::vector<unsigned char> bias_bytes(static_cast<size_t>(a.rows) * dtype_size(dtype));
-  for (int64_t i = 0; i < a.rows; ++i) {
-    bias.push_back(round_to(dtype, rng.uniform(-1, 1)));
-    store(dtype, bias_bytes.data() + i * dtype_size(dtype), bias.back());
-  }
-  if (epilogue) {
-    for (int64_t i = 0; i < a.rows; ++i)
-      for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
-  }
+  const HostBias bias = random_bias(a.rows, dtype, rng);
+  if (epilogue) fill_random(c, rng);
   const HostDense c_before = c;
   CpuOperands operands(a, b, c);
   cpu::MatmulArgs& args = operands.args;
   if (epilogue) {
     args.alpha = -1.25;
     args.beta = 0.5;
-    args.bias = bias_bytes.data();
+    args.bias = bias.bytes.data();
     args.activation = seed % 2 ? BSRMM_ACTIVATION_GELU : BSRMM_ACTIVATION_RELU;
   } else if (seed % 7 == 0) {
     args.alpha = 2.0;
     args.beta = -0.75;  // beta alone: the fast store's read of C
-    for (int64_t i = 0; i < a.rows; ++i)
-      for (int64_t j = 0; j < n; ++j) c.set(i, j, round_to(dtype, rng.uniform(-1, 1)));
+    fill_random(c, rng);
   }
   const HostDense c_start = c;
   cpu::matmul_rowwise(args, pool, workspace);
@@ -68,7 +58,7 @@ void check_product(const Case& shape, int64_t n, bsrmm_dtype dtype, uint64_t see
                            std::to_string(seed);
   expect_matches(c,
                  reference_matmul(a.to_dense(), a.rows, a.cols, BSRMM_OP_NONE, b, c_start, args.alpha,
-                                  args.beta, args.bias ? &bias : nullptr, args.activation),
+                                  args.beta, args.bias ? &bias.values : nullptr, args.activation),
                  what);
   EXPECT_TRUE(c.padding_untouched()) << what;
   (void)c_before;

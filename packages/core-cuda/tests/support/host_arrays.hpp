@@ -221,4 +221,11 @@ HostBsr with_fresh_values(HostBsr structure, Rng& rng) {
   return structure;
 }
 
+// Uniform in [-1, 1) rounded to the operand's dtype, everywhere in its logical shape.
+template <typename Rng>
+void fill_random(HostDense& d, Rng& rng) {
+  for (int64_t i = 0; i < d.rows(); ++i)
+    for (int64_t j = 0; j < d.cols(); ++j) d.set(i, j, round_to(d.dtype(), rng.uniform(-1, 1)));
+}
+
 }  // namespace bsrmm::test

@@ -51,13 +51,6 @@ inline Expected reference_sddmm(const HostBsr& pattern, const HostDense& x, cons
   return e;
 }
 
-// Uniform in [-1, 1) rounded to the operand's dtype, everywhere in its logical shape.
-template <typename Rng>
-void fill_random(HostDense& d, Rng& rng) {
-  for (int64_t i = 0; i < d.rows(); ++i)
-    for (int64_t j = 0; j < d.cols(); ++j) d.set(i, j, round_to(d.dtype(), rng.uniform(-1, 1)));
-}
-
 // One randomized SDDMM problem of a test case (a CPU or GPU case struct: block_rows, block_cols,
 // bh, bw, density, t, dtype, x_layout, y_layout, x_pad, y_pad, alpha, beta): the pattern, X and Y
 // uniform in [-1, 1), the values random when beta != 0 and left NaN-poisoned otherwise (beta = 0
