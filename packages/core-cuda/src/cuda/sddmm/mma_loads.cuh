@@ -31,46 +31,46 @@ struct MmaLoads {
         y_tile(params.y + f.col0 * params.y_col_step) {}
 
   __device__ void stage(T* a_stage, T* b_stage, int64_t t0) const {
-    constexpr int kAPerLine = Cfg::kKC / V;
     if constexpr (XColMajor<Cfg>::value) {  // lines: one t each, BM-contiguous
-      constexpr int kXPerLine = Cfg::kBM / V;
-#pragma unroll 1
-      for (int c = threadIdx.x; c < kAChunks; c += Cfg::kThreads) {
-        const int line = c / kXPerLine;
-        const int v = (c % kXPerLine) * V;
-        const bool inside = t0 + line < p.t_count;
-        sm80::cp_async_16(a_stage + line * Cfg::kAStride + v,
-                    inside ? x_tile + (t0 + line) * p.x_t_step + v : p.x, inside ? 16 : 0);
-      }
+      copy_t_lines<kAChunks, Cfg::kBM, Cfg::kAStride>(a_stage, x_tile, p.x_t_step, t0, p.x);
     } else {  // lines: rows of X, T-contiguous
-#pragma unroll 1
-      for (int c = threadIdx.x; c < kAChunks; c += Cfg::kThreads) {
-        const int line = c / kAPerLine;
-        const int v = (c % kAPerLine) * V;
-        const bool inside = t0 + v < p.t_count;
-        sm80::cp_async_16(a_stage + line * Cfg::kAStride + v,
-                    inside ? x_tile + line * p.x_row_step + t0 + v : p.x, inside ? 16 : 0);
-      }
+      copy_along_t<kAChunks, Cfg::kAStride>(a_stage, x_tile, p.x_row_step, t0, p.x);
     }
     if constexpr (Cfg::kBColMajor) {  // lines: columns of Y, T-contiguous
-#pragma unroll 1
-      for (int c = threadIdx.x; c < kBChunks; c += Cfg::kThreads) {
-        const int line = c / kAPerLine;
-        const int v = (c % kAPerLine) * V;
-        const bool inside = t0 + v < p.t_count;
-        sm80::cp_async_16(b_stage + line * Cfg::kBStride + v,
-                    inside ? y_tile + line * p.y_col_step + t0 + v : p.y, inside ? 16 : 0);
-      }
+      copy_along_t<kBChunks, Cfg::kBStride>(b_stage, y_tile, p.y_col_step, t0, p.y);
     } else {  // lines: rows of Y (one t each), BN-contiguous
-      constexpr int kBPerLine = Cfg::kBN / V;
+      copy_t_lines<kBChunks, Cfg::kBN, Cfg::kBStride>(b_stage, y_tile, p.y_t_step, t0, p.y);
+    }
+  }
+
+  // kChunks chunks of an operand whose tile lines (rows of X, columns of Y) are T-contiguous and
+  // `line_step` apart: a stage line (kStride apart in shared memory) holds one line's KC-long T
+  // slice from t0. `any` is a valid address for the zero-filling copies past T.
+  template <int kChunks, int kStride>
+  __device__ void copy_along_t(T* stage, const T* tile, int64_t line_step, int64_t t0, const T* any) const {
+    constexpr int kPerLine = Cfg::kKC / V;
 #pragma unroll 1
-      for (int c = threadIdx.x; c < kBChunks; c += Cfg::kThreads) {
-        const int line = c / kBPerLine;
-        const int v = (c % kBPerLine) * V;
-        const bool inside = t0 + line < p.t_count;
-        sm80::cp_async_16(b_stage + line * Cfg::kBStride + v,
-                    inside ? y_tile + (t0 + line) * p.y_t_step + v : p.y, inside ? 16 : 0);
-      }
+    for (int c = threadIdx.x; c < kChunks; c += Cfg::kThreads) {
+      const int line = c / kPerLine;
+      const int v = (c % kPerLine) * V;
+      const bool inside = t0 + v < p.t_count;
+      sm80::cp_async_16(stage + line * kStride + v, inside ? tile + line * line_step + t0 + v : any,
+                        inside ? 16 : 0);
+    }
+  }
+
+  // kChunks chunks of an operand stored one t per line (X column-major, Y row-major), lines
+  // `t_step` apart and kLength (BM or BN) contiguous: a stage line holds t0 + line.
+  template <int kChunks, int kLength, int kStride>
+  __device__ void copy_t_lines(T* stage, const T* tile, int64_t t_step, int64_t t0, const T* any) const {
+    constexpr int kPerLine = kLength / V;
+#pragma unroll 1
+    for (int c = threadIdx.x; c < kChunks; c += Cfg::kThreads) {
+      const int line = c / kPerLine;
+      const int v = (c % kPerLine) * V;
+      const bool inside = t0 + line < p.t_count;
+      sm80::cp_async_16(stage + line * kStride + v, inside ? tile + (t0 + line) * t_step + v : any,
+                        inside ? 16 : 0);
     }
   }
 };
