@@ -14,13 +14,7 @@ torch = pytest.importorskip("torch", reason="bsrmm.torch needs torch (the bootst
 
 import bsrmm  # noqa: E402
 from bsrmm.torch import BsrLinear  # noqa: E402
-
-needs_sddmm = pytest.mark.skipif(
-    not hasattr(bsrmm, "sddmm"),
-    reason="bsrmm.sddmm is not in this build yet (issue 25 item 1): weight gradients need it",
-)
-_cuda_reason = bsrmm.cuda_unavailable_reason() or (None if torch.cuda.is_available() else "torch sees no CUDA device")
-needs_cuda = pytest.mark.skipif(_cuda_reason is not None, reason=f"no usable CUDA device: {_cuda_reason}")
+from torch_marks import needs_cuda, needs_sddmm  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

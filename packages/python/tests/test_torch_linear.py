@@ -11,15 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="bsrmm.torch needs torch (the bootstrap installs it)")
 
-import bsrmm  # noqa: E402
 from bsrmm.torch import BsrLinear, sparsify_  # noqa: E402
-
-needs_sddmm = pytest.mark.skipif(
-    not hasattr(bsrmm, "sddmm"),
-    reason="bsrmm.sddmm is not in this build yet (issue 25 item 1): weight gradients need it",
-)
-_cuda_reason = bsrmm.cuda_unavailable_reason() or (None if torch.cuda.is_available() else "torch sees no CUDA device")
-needs_cuda = pytest.mark.skipif(_cuda_reason is not None, reason=f"no usable CUDA device: {_cuda_reason}")
+from torch_marks import needs_cuda, needs_sddmm  # noqa: E402
 
 
 def _linear(in_features, out_features, seed, dtype=torch.float32):

@@ -10,14 +10,9 @@ torch = pytest.importorskip("torch", reason="bsrmm.torch needs torch (the bootst
 
 import bsrmm  # noqa: E402
 import bsrmm.torch as bt  # noqa: E402
+from torch_marks import needs_cuda, needs_sddmm  # noqa: E402
 
-needs_sddmm = pytest.mark.skipif(
-    not hasattr(bsrmm, "sddmm"),
-    reason="bsrmm.sddmm is not in this build yet (issue 25 item 1): weight gradients need it",
-)
-_cuda_reason = bsrmm.cuda_unavailable_reason() or (None if torch.cuda.is_available() else "torch sees no CUDA device")
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    _cuda_reason is not None, reason=f"no usable CUDA device: {_cuda_reason}"))]
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_cuda)]
 ACTIVATIONS = ["none", "relu", "gelu", "silu"]
 
 
