@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -196,9 +195,7 @@ void checked_multiply(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* 
 extern "C" {
 
 bsrmm_matmul_options bsrmm_matmul_options_default(void) {
-  bsrmm_matmul_options options;
-  std::memset(&options, 0, sizeof(options));
-  options.struct_size = sizeof(options);
+  bsrmm_matmul_options options = bsrmm::api::zeroed_options<bsrmm_matmul_options>();
   options.op_a = BSRMM_OP_NONE;
   options.alpha = 1.0;
   options.beta = 0.0;

@@ -22,4 +22,13 @@ Options read_versioned(const Options* given, Options defaults, const char* defau
   return options;
 }
 
+// The start of every *_default(): this version's struct, zeroed, with its struct_size set.
+template <typename Options>
+Options zeroed_options() {
+  Options options;
+  std::memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  return options;
+}
+
 }  // namespace bsrmm::api

@@ -13,7 +13,6 @@
 #include <bsrmm/bsrmm.h>
 
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -141,9 +140,7 @@ void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsr
 extern "C" {
 
 bsrmm_sddmm_options bsrmm_sddmm_options_default(void) {
-  bsrmm_sddmm_options options;
-  std::memset(&options, 0, sizeof(options));
-  options.struct_size = sizeof(options);
+  bsrmm_sddmm_options options = bsrmm::api::zeroed_options<bsrmm_sddmm_options>();
   options.alpha = 1.0;
   options.beta = 0.0;
   return options;
