@@ -50,24 +50,26 @@ const ::testing::Environment* const find_blas = ::testing::AddGlobalTestEnvironm
 constexpr const char* dense_variant = "cpu_dense_blas";
 constexpr const char* blocked_variant = "cpu_blocked_simd";
 
-// Why cpu_dense_blas cannot run here ("" when it can): a tiny forced multiply says.
+// Why `variant` cannot run here ("" when it can): a tiny forced multiply says.
+std::string why_not(const char* variant) {
+  Context ctx;
+  ctx.set_variant(variant);
+  HostBsr a;
+  a.rows = a.cols = 1;
+  a.col_idx = {0};
+  a.row_ptr = {0, 1};
+  a.values.resize(sizeof(float));
+  HostDense b(1, 1, BSRMM_DTYPE_F32), c(1, 1, BSRMM_DTYPE_F32);
+  bsrmm_bsr_desc desc = a.desc();
+  Matrix matrix(ctx, desc);
+  bsrmm_dense bd = b.desc(), cd = c.desc();
+  const bsrmm_matmul_options options = matmul_options();
+  const bsrmm_status status = bsrmm_matmul(ctx.get(), matrix.get(), &bd, &cd, &options);
+  return status == BSRMM_STATUS_SUCCESS ? std::string() : std::string(bsrmm_last_error());
+}
+
 std::string blas_missing() {
-  static const std::string why = [] {
-    Context ctx;
-    ctx.set_variant(dense_variant);
-    HostBsr a;
-    a.rows = a.cols = 1;
-    a.col_idx = {0};
-    a.row_ptr = {0, 1};
-    a.values.resize(sizeof(float));
-    HostDense b(1, 1, BSRMM_DTYPE_F32), c(1, 1, BSRMM_DTYPE_F32);
-    bsrmm_bsr_desc desc = a.desc();
-    Matrix matrix(ctx, desc);
-    bsrmm_dense bd = b.desc(), cd = c.desc();
-    const bsrmm_matmul_options options = matmul_options();
-    const bsrmm_status status = bsrmm_matmul(ctx.get(), matrix.get(), &bd, &cd, &options);
-    return status == BSRMM_STATUS_SUCCESS ? std::string() : std::string(bsrmm_last_error());
-  }();
+  static const std::string why = why_not(dense_variant);
   return why;
 }
 
@@ -357,12 +359,10 @@ TEST(DenseBlasHeuristic, DenseAPicksTheGemmSparseAPicksBlocked) {
   run_case(tc, nullptr, dense_variant);
   tc.density = 0.05;
   tc.seed = 2;
-  // The sparse pick: tiny blocks run cpu_rowwise_simd where its AVX-512 kernels run.
-  const char* isa = std::getenv("BSRMM_CPU_ISA");
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                      !(isa != nullptr && std::string(isa) == "avx2");
-  run_case(tc, nullptr, avx512 ? "cpu_rowwise_simd" : blocked_variant);
+  // The sparse pick: tiny blocks run cpu_rowwise_simd where its AVX-512 kernels are built and
+  // chosen (cpuid, BSRMM_CPU_ISA; a sanitized build has none), else the blocked variant.
+  const bool rowwise_runs = why_not("cpu_rowwise_simd").empty();
+  run_case(tc, nullptr, rowwise_runs ? "cpu_rowwise_simd" : blocked_variant);
 }
 
 // The tuner times the dense GEMM where it could win and may pick it; either way the answer is
