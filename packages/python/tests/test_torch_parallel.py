@@ -241,6 +241,9 @@ def _worker(rank, world_size, init_file):
         _check_pair(init_device_mesh("cpu", (world_size,)), seed=16)
         if rank == 0:
             print(f"world size {world_size}: {column.plan.report()}; {row.plan.report()}")
+        # No rank tears its group down while another still talks to it (gloo aborts the
+        # other process: "terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
@@ -284,6 +287,9 @@ def _nccl_worker(rank, world_size, init_file):
         torch.testing.assert_close(xp.grad, xr.grad)
         grads = take_shard(_grads_of(first), column.plan, rank)
         torch.testing.assert_close(column.local.values.grad, grads.values)
+        # No rank tears its group down while another still talks to it (gloo aborts the
+        # other process: "terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
@@ -302,6 +308,9 @@ def _readme_worker(rank, world_size, port, code):
         exec(compile(code, "README.md", "exec"), scope)
         torch.testing.assert_close(scope["y"], second(first(x)))
         torch.testing.assert_close(scope["whole"].to_dense(), second.to_dense(), rtol=0, atol=0)
+        # No rank tears its group down while another still talks to it (gloo aborts the
+        # other process: "terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
