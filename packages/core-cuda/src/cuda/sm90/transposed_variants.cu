@@ -9,17 +9,16 @@ namespace {
 
 // ---- transposed tiles: blocks 16 and 32 (64 as an alternative to the row tiles) ----
 
-// Wide: blocks Block high and a larger multiple of Block wide, named "_b32_wide" (32 x 64 runs
-// as two 32 x 32 parts per column, 16 x 64 as four 16 x 16 ones); otherwise square blocks.
-template <typename T, int Block, int Rows = 256, int Chunks = 1, bool ByRow = false, bool Wide = false>
+// WideBlocks: blocks kBlock high and a larger multiple of kBlock wide, named "_b32_wide" (32 x 64
+// runs as two 32 x 32 parts per column, 16 x 64 as four 16 x 16 ones); otherwise square blocks.
+template <typename T, typename Config>
 struct TransposedVariant {
-  using Config = TransposedConfig<Block, Rows, Chunks, ByRow>;
-  static constexpr auto kernel = transposed_kernel<T, Block, Rows, Chunks, ByRow, Wide>;
+  static constexpr auto kernel = transposed_kernel<T, Config>;
 
   static std::string name() {
-    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Block) +
-           (Wide ? "_wide" : "") + "_transposed_r" + std::to_string(Rows) + "_n" +
-           std::to_string(Config::kTileN) + (ByRow ? "_byrow" : "");
+    return std::string("sm90_tma_wgmma_") + dtype_name<T>() + "_b" + std::to_string(Config::kBlock) +
+           (Config::kWide ? "_wide" : "") + "_transposed_r" + std::to_string(Config::kRows) + "_n" +
+           std::to_string(Config::kTileN) + (Config::kByRow ? "_byrow" : "");
   }
 
   static int64_t groups(const MatmulArgs& args) {
@@ -28,9 +27,10 @@ struct TransposedVariant {
 
   // The producer walks the plan's merged columns of each row group: only calls with a plan.
   static bool supports(const MatmulArgs& args, const DeviceTraits& device) {
-    const bool shape = args.a.block_height == Block &&
-                       (Wide ? args.a.block_width > Block && args.a.block_width % Block == 0
-                             : args.a.block_width == Block);
+    constexpr int kBlock = Config::kBlock;
+    const bool shape = args.a.block_height == kBlock &&
+                       (Config::kWide ? args.a.block_width > kBlock && args.a.block_width % kBlock == 0
+                                      : args.a.block_width == kBlock);
     if (!args.work_lists || !shape || !supports_common<T>(args, device, Config::kSmemBytes)) return false;
     if (!tile_count_fits(args, groups(args), Config::kTileN)) return false;
     static const bool has_code = runs_sm90a_code(reinterpret_cast<const void*>(kernel));
@@ -39,13 +39,14 @@ struct TransposedVariant {
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
     KernelParams params = base_params(args, int32_t(groups(args)), Config::kTileN);
-    params.a_map = make_tensor_map_2d(values_tensor(args.a), Block, Block, tma_swizzle_for_row(Block * 2));
-    params.block_parts = int32_t(args.a.block_width / Block);
+    constexpr int kBlock = Config::kBlock;
+    params.a_map = make_tensor_map_2d(values_tensor(args.a), kBlock, kBlock, tma_swizzle_for_row(kBlock * 2));
+    params.block_parts = int32_t(args.a.block_width / kBlock);
     // B's slices in one request each where N is whole 64-column chunks, else a request per chunk.
     params.b_column_chunks = args.b.cols % 64 == 0;
     params.b_map = params.b_column_chunks
-                       ? make_tensor_map_column_chunks(dense_tensor(args.b), Block, 2 * Chunks)
-                       : make_tensor_map_2d(dense_tensor(args.b), 64, Block, TmaSwizzle::b128);
+                       ? make_tensor_map_column_chunks(dense_tensor(args.b), kBlock, 2 * Config::kChunks)
+                       : make_tensor_map_2d(dense_tensor(args.b), 64, kBlock, TmaSwizzle::b128);
     // A tile costs a stage per distinct column (part) of its rows, and about two more for the
     // epilogue's transpose through shared memory.
     use_work_list(params, args, device, Config::kGroup, params.block_parts, 2);
@@ -66,40 +67,44 @@ struct TransposedVariant {
   // ones (0.89-0.93x: the plan groups long rows together, so columns hold several blocks of one
   // unit), so it is preferred where no row holds more than twice the mean.
   static int preference(const MatmulArgs& args, const DeviceTraits&) {
-    if (Block == 64) return 50;
-    const int best_chunks = Block == 32 || args.b.cols < 64 ? 2 : 4;
+    if (Config::kBlock == 64) return 50;
+    const int best_chunks = Config::kBlock == 32 || args.b.cols < 64 ? 2 : 4;
     const int64_t rows = std::max<int64_t>(1, args.a.block_row_count);
     const bool even_rows = args.a.max_row_blocks > 0 && args.a.max_row_blocks * rows <= 2 * args.a.nnzb;
-    return 100 + Chunks + (Chunks == best_chunks ? 10 : 0) + (ByRow == even_rows ? 5 : 0);
+    return 100 + Config::kChunks + (Config::kChunks == best_chunks ? 10 : 0) +
+           (Config::kByRow == even_rows ? 5 : 0);
   }
 };
 
 }  // namespace
 
+// A variant of the shape named by Options (tile_options.cuh).
+template <typename T, typename... Options>
+using Transposed = TransposedVariant<T, TransposedConfig<Options...>>;
+
 template <typename T>
 void append_transposed_variants(std::vector<Variant>& list) {
-  list.push_back(make_variant<TransposedVariant<T, 64>>());
-  list.push_back(make_variant<TransposedVariant<T, 32>>());
-  list.push_back(make_variant<TransposedVariant<T, 16>>());
-  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 128, 2>>());
-  list.push_back(make_variant<TransposedVariant<T, 32, 64, 4>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4>>());
+  list.push_back(make_variant<Transposed<T, Block<64>>>());
+  list.push_back(make_variant<Transposed<T, Block<32>>>());
+  list.push_back(make_variant<Transposed<T, Block<16>>>());
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<128>>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<128>>>());
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<64>>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<64>>>());
   // By row where a block row issues at least 4 wgmma per column (Chunks x Block / 16): with
   // fewer (block 16 at 128 and 256 rows, block 32 at 256) it ran 10-40% slower than by unit.
-  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 32, 64, 4, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true>>());
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<128>, ByRow>>());
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<64>, ByRow>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<64>, ByRow>>());
   // Wide blocks (32 x 64, 16 x 64): the tiles that won for their height, by row and by unit
-  // (packages/bench/experiments/block_shape_sweep.py, perf-log entry 31), and 128 x 256 for
-  // block 16 at small N.
-  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, true, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 32, 128, 2, false, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, true, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 64, 4, false, true>>());
-  list.push_back(make_variant<TransposedVariant<T, 16, 128, 2, false, true>>());
+  // (tools/gpu/block_shape_sweep.py, perf-log entry 31), and 128 x 256 for block 16 at small N.
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<128>, ByRow, WideBlocks>>());
+  list.push_back(make_variant<Transposed<T, Block<32>, Rows<128>, WideBlocks>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<64>, ByRow, WideBlocks>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<64>, WideBlocks>>());
+  list.push_back(make_variant<Transposed<T, Block<16>, Rows<128>, WideBlocks>>());
   // 64 x 128: the tuner's pick over the row tiles at d >= 0.25 (1.04-1.10x, entry 31).
-  list.push_back(make_variant<TransposedVariant<T, 64, 256, 1, false, true>>());
+  list.push_back(make_variant<Transposed<T, Block<64>, WideBlocks>>());
 }
 
 template void append_transposed_variants<__half>(std::vector<Variant>&);

@@ -1,0 +1,85 @@
+// The row tiles' main loop: one consumer warpgroup's wgmma over a tile's stages of the ring,
+// into its 64 x kConsumerN accumulators. Each stage's wgmma group stays in flight while the
+// next stage is issued; a stage goes back to the producer once the group after it was issued
+// (wgmma_wait<1>), and the last one when the tile's accumulators are complete (finish).
+#pragma once
+
+#include "cluster.cuh"
+#include "mbarrier.cuh"
+#include "pipeline.cuh"
+#include "row_tile_smem.cuh"
+#include "smem.cuh"
+#include "wgmma.cuh"
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sm90 {
+
+template <typename T, typename Config>
+struct RowTileMainloop {
+  static constexpr int kN = Config::kConsumerN;
+  RowTileSmem<Config> smem;
+  int consumer;   // 0 or 1
+  int lane;
+  uint32_t rank;  // the cluster peer is rank ^ 1
+  RingPosition<Config::kStages> ring;
+
+  // A consumer warp frees a stage in this CTA and, with a cluster, in the peer (whose A half
+  // the stage also holds).
+  __device__ __forceinline__ void release(int stage) {
+    if (lane != 0) return;
+    mbarrier_arrive(&smem.empty()[stage]);
+    if constexpr (Config::kCluster > 1) mbarrier_arrive_cluster(&smem.empty()[stage], rank ^ 1u);
+  }
+
+  // The wgmma k16 steps of the stage at the ring's position: A (this consumer's 64 rows)
+  // K-major from its slices; B from the panel (this consumer's half of it when the N tile is
+  // split), N-major, or K-major when B is column-major.
+  __device__ __forceinline__ void issue_stage(float (&acc)[kN / 2]) {
+    uint8_t* stage = smem.stage(ring.stage);
+    const uint32_t a_start = smem_address(stage) + (Config::kSplitM ? consumer * 64 * Config::kSliceRowBytes : 0);
+    const uint32_t b_start = smem_address(stage + Config::kABytes) +
+                             (Config::kSplitN ? consumer * (kN / 64) * Config::kBChunkBytes : 0);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < Config::kStageK / 16; ++k) {
+      // Step k reads A slice k / kStepsPerSlice, 16 columns (32 bytes) at a time along its rows.
+      const uint32_t a_at = a_start + (k / Config::kStepsPerSlice) * Config::kASliceBytes +
+                            (k % Config::kStepsPerSlice) * 32;
+      const uint64_t a =
+          wgmma_descriptor(a_at, 16, 8 * Config::kSliceRowBytes, swizzle_for_row(Config::kSliceRowBytes));
+      const uint64_t b =
+          Config::kColMajorB
+              ? wgmma_descriptor(b_start + k * 32, 16, 1024, Swizzle::b128)
+              : wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024, Swizzle::b128);
+      wgmma_m64k16<T, kN, 0, Config::kColMajorB ? 0 : 1>(acc, a, b);
+    }
+    wgmma_commit();
+  }
+
+  // Zeroes the accumulators and issues the tile's `steps` stages; returns the stage still
+  // held (-1 for an empty row) for finish().
+  __device__ __forceinline__ int run(float (&acc)[kN / 2], int steps) {
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
+    int previous = -1;
+    for (int step = 0; step < steps; ++step) {
+      mbarrier_wait(&smem.full()[ring.stage], ring.phase);
+      issue_stage(acc);
+      wgmma_wait<1>();
+      if (previous >= 0) release(previous);
+      previous = ring.stage;
+      ring.advance();
+    }
+    return previous;
+  }
+
+  // Waits for the last wgmma group and hands its stage back.
+  __device__ __forceinline__ void finish(float (&acc)[kN / 2], int previous) {
+    wgmma_wait<0>();
+    wgmma_fence_operands(acc);
+    if (previous >= 0) release(previous);
+  }
+};
+
+}  // namespace bsrmm::cuda::sm90
