@@ -1,4 +1,6 @@
-// The CUDA SDDMM's kernels as named variants and the choice between them: the mma.sync kernel
+// The CUDA SDDMM's kernels as named variants and the choice between them: on an sm_90a device
+// the Hopper TMA + wgmma kernel (sm90_variants.cu: f16 / bf16, blocks 64 or 128 high and wide),
+// else the mma.sync kernel
 // (f16 / bf16, block sides multiples of its tile, X and Y in either layout with leading
 // dimensions multiples of 8 elements and 16-byte aligned data, T a multiple of 8) at the largest
 // tile that divides the block, else the SIMT kernel, which takes everything. Names say dtype,
@@ -12,6 +14,7 @@
 #include "../sm80/tile_config.cuh"
 #include "mma_kernel.cuh"
 #include "sddmm_backend.hpp"
+#include "sddmm_variant.hpp"
 #include "simt_kernel.cuh"
 
 #include <algorithm>
@@ -58,12 +61,6 @@ Params<T> params_for(const SddmmArgs& a, int tile_m, int tile_n) {
 
 // The kernels loop over tiles, so the grid only has to fill the device many times over.
 unsigned grid_for(int64_t tiles) { return unsigned(std::min<int64_t>(tiles, int64_t(1) << 30)); }
-
-struct SddmmVariant {
-  std::string name;
-  bool (*supports)(const SddmmArgs& args, const DeviceTraits& device);
-  void (*launch)(const SddmmArgs& args);
-};
 
 // ---- SIMT: every dtype, block shape and layout ----
 
@@ -149,11 +146,13 @@ void add_mma(std::vector<SddmmVariant>& list) {
   list.push_back(mma_variant<WithXLayout<XColMajor, MmaConfig<math, 16, 16, 1, 1, YColMajor>>>());
 }
 
-// In order of preference: for each dtype and pair of X / Y layouts, larger mma tiles (more reuse
-// per loaded chunk) first; SIMT last.
+// In order of preference: the Hopper kernels (they decline anything but an sm_90a device);
+// then for each dtype and pair of X / Y layouts, larger mma tiles (more reuse per loaded chunk)
+// first; SIMT last.
 const std::vector<SddmmVariant>& variants() {
   static const std::vector<SddmmVariant> list = [] {
     std::vector<SddmmVariant> v;
+    add_sm90_sddmm_variants(v);
     add_mma<sm80::Math::f16, false, true>(v);
     add_mma<sm80::Math::f16, false, false>(v);
     add_mma<sm80::Math::bf16, false, true>(v);

@@ -1,0 +1,76 @@
+// The Hopper SDDMM (sm_90a: TMA + wgmma): values[b] = alpha * (X Y)[block b] + beta * values[b]
+// for every stored block b, each block an output tile of a GEMM whose K is the token dimension
+// T. Warp-specialised and persistent, as the sm90 row tiles (../sm90/row_tile_kernel.cuh):
+// warpgroup 0 is the producer (one thread issues TMA), warpgroups 1 and 2 the consumers (wgmma,
+// then the epilogue); one CTA per SM, units of kBlocks consecutive stored blocks round robin.
+//
+// The pieces: this file is the frame (shared memory, barriers, role dispatch) and the
+// consumers' unit loop; sm90_producer.cuh the TMA loads into the ring, sm90_mainloop.cuh the
+// wgmma over it, sm90_epilogue.cuh the stores to values; sm90_config.cuh the shape and what
+// follows from it, sm90_smem.cuh where each piece lives, sm90_unit.cuh the parameters and the
+// blocks of a unit. The hardware primitives are the sm90 frame's (../sm90: mbarrier, tma,
+// wgmma, warpgroup, pipeline, smem).
+#pragma once
+
+#include "../sm90/mbarrier.cuh"
+#include "../sm90/tma.cuh"
+#include "../sm90/warpgroup.cuh"
+#include "sm90_config.cuh"
+#include "sm90_epilogue.cuh"
+#include "sm90_mainloop.cuh"
+#include "sm90_producer.cuh"
+#include "sm90_smem.cuh"
+#include "sm90_unit.cuh"
+
+#include <cstdint>
+
+namespace bsrmm::cuda::sddmm_kernels {
+
+// One consumer warpgroup's units: the main loop over each unit's T stages, then the epilogue of
+// its blocks. The epilogue's stores run while the producer already fills the ring for the next
+// unit.
+template <class Cfg>
+__device__ __forceinline__ void consume_units(const Sm90SddmmParams& p, Sm90SddmmSmem<Cfg> smem, int consumer) {
+  const int warp = (threadIdx.x / 32) % 4;
+  const int lane = threadIdx.x % 32;
+  Sm90SddmmAccumulators<Cfg> acc;
+  Sm90SddmmMainloop<Cfg> mainloop{smem, consumer, lane, {}};
+  const Sm90SddmmEpilogue<Cfg> epilogue{p, consumer, warp, lane};
+  for (int64_t u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Sm90Unit<Cfg> unit(p, u);
+    const int previous = mainloop.run(acc, unit, p.t_stages);
+    mainloop.finish(acc, previous);
+    epilogue.store(acc, unit.first, [&](int b) { return mainloop.block_of(b); });
+  }
+}
+
+// The frame: barriers, then the roles. setmaxnreg needs each role to be one branch of this
+// if/else (../sm90/warpgroup.cuh).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) sm90_sddmm_kernel(const __grid_constant__ Sm90SddmmParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ uint8_t smem_raw[];
+  const Sm90SddmmSmem<Cfg> smem(smem_raw);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbarrier_init(&smem.full()[s], 1);
+      sm90::mbarrier_init(&smem.empty()[s], Cfg::kReleasingWarps);
+    }
+    sm90::mbarrier_init_fence();
+    sm90::tma_prefetch_map(&p.x_map);
+    sm90::tma_prefetch_map(&p.y_map);
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    sm90::warpgroup_release_registers<Cfg::kProducerRegisters>();
+    if (threadIdx.x == 0) Sm90SddmmProducer<Cfg>{p, smem, {}}.run();
+  } else {
+    sm90::warpgroup_claim_registers<Cfg::kConsumerRegisters>();
+    consume_units<Cfg>(p, smem, warpgroup - 1);
+  }
+#endif
+}
+
+}  // namespace bsrmm::cuda::sddmm_kernels
