@@ -5,12 +5,18 @@
 // padded ld) at blocks 16 to 128 and T 64 to 4096. f16 / bf16 cases that meet the mma.sync
 // kernel's conditions (leading dimensions multiples of 8 elements, 16-byte aligned data, T a
 // multiple of 8, block sides multiples of 16; either layout of X and Y) must run it; the rest
-// run the SIMT kernel. Skips without a GPU.
+// run the SIMT kernel. On an sm_90 device the Hopper kernel (sm90_sddmm_*: f16 / bf16, blocks 64
+// or 128 high and wide, leading dimensions multiples of 8) runs instead wherever it applies, and
+// its own cases cover each of its variants: every block shape and layout pair, T not a multiple
+// of 64 (nor of 8), block rows with uneven counts and empty ones, an odd number of blocks (a
+// partial last unit). Skips without a GPU.
 #include "../support/random.hpp"
 #include "../support/sddmm_reference.hpp"
 #include "gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +41,9 @@ struct GpuSddmmCase {
   int64_t x_pad = 0, y_pad = 0;
   double alpha = 1, beta = 0;
   std::string expect_variant;  // a prefix of the variant that must run ("" any)
+  // Stored blocks per block row (random columns), instead of `density`; block_rows is its size.
+  std::vector<int64_t> row_counts;
+  bool needs_sm90 = false;  // a Hopper kernel's own case: skipped on other devices
   uint64_t seed = 1;
 
   std::string name() const {
@@ -42,23 +51,102 @@ struct GpuSddmmCase {
     s << dtype_label(dtype) << "_" << block_rows * bh << "x" << block_cols * bw << "_b" << bh << "x"
       << bw << "_T" << t << (x_layout == BSRMM_LAYOUT_ROW_MAJOR ? "_Xr" : "_Xc") << x_pad
       << (y_layout == BSRMM_LAYOUT_ROW_MAJOR ? "_Yr" : "_Yc") << y_pad << (beta != 0 ? "_beta" : "")
-      << "_s" << seed;
+      << (row_counts.empty() ? "" : "_counted") << "_s" << seed;
     return s.str();
   }
 };
 
 void PrintTo(const GpuSddmmCase& tc, std::ostream* os) { *os << tc.name(); }
 
+// Device 0 is a Hopper (compute capability 9.0) GPU, where the sm90 kernels run.
+bool device_is_sm90() {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return prop.major == 9 && prop.minor == 0;
+}
+
+bool tensor_dtype(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_F16 || dtype == BSRMM_DTYPE_BF16; }
+
+// The Hopper kernel's full name for a case's dtype, block shape and layouts.
+std::string sm90_name(const GpuSddmmCase& tc) {
+  return std::string("sm90_sddmm_") + (tc.dtype == BSRMM_DTYPE_F16 ? "f16" : "bf16") + "_wgmma_b" +
+         std::to_string(tc.bh) + "x" + std::to_string(tc.bw) +
+         (tc.x_layout == BSRMM_LAYOUT_COL_MAJOR ? "_xc" : "") +
+         (tc.y_layout == BSRMM_LAYOUT_COL_MAJOR ? "_yc" : "_yr");
+}
+
+// Whether the Hopper kernel takes the case: f16 / bf16, blocks 64 or 128 high and wide, T >= 1
+// and every leading dimension a multiple of 8 (HostDense: the contiguous extent + pad).
+bool sm90_takes(const GpuSddmmCase& tc, int64_t rows, int64_t cols) {
+  auto side = [](int32_t s) { return s == 64 || s == 128; };
+  const int64_t x_ld = (tc.x_layout == BSRMM_LAYOUT_ROW_MAJOR ? tc.t : rows) + tc.x_pad;
+  const int64_t y_ld = (tc.y_layout == BSRMM_LAYOUT_ROW_MAJOR ? cols : tc.t) + tc.y_pad;
+  return tensor_dtype(tc.dtype) && side(tc.bh) && side(tc.bw) && tc.t >= 1 && x_ld % 8 == 0 &&
+         y_ld % 8 == 0;
+}
+
+// The variant the case must run on this device: on an sm_90 device the Hopper kernel wherever it
+// applies (the choice puts it first), else the case's own expectation.
+std::string expected_variant(const GpuSddmmCase& tc, const SddmmProblem& p) {
+  if (device_is_sm90() && sm90_takes(tc, p.pattern.rows, p.pattern.cols)) return sm90_name(tc);
+  return tc.expect_variant;
+}
+
+// A pattern of row_counts[r] blocks in block row r, at distinct random columns in order.
+template <typename Rng>
+HostBsr counted_bsr(const GpuSddmmCase& tc, Rng& rng) {
+  HostBsr m;
+  m.rows = int64_t(tc.row_counts.size()) * tc.bh;
+  m.cols = tc.block_cols * tc.bw;
+  m.block_height = tc.bh;
+  m.block_width = tc.bw;
+  m.dtype = tc.dtype;
+  for (int64_t count : tc.row_counts) {
+    std::vector<int64_t> columns(static_cast<size_t>(tc.block_cols));
+    for (int64_t c = 0; c < tc.block_cols; ++c) columns[static_cast<size_t>(c)] = c;
+    for (int64_t c = 0; c < count; ++c)  // a partial Fisher-Yates shuffle picks `count` of them
+      std::swap(columns[static_cast<size_t>(c)],
+                columns[static_cast<size_t>(c + int64_t(rng.uniform() * double(tc.block_cols - c)))]);
+    std::sort(columns.begin(), columns.begin() + count);
+    m.col_idx.insert(m.col_idx.end(), columns.begin(), columns.begin() + count);
+    m.row_ptr.push_back(m.nnzb());
+  }
+  m.values.resize(static_cast<size_t>(m.nnzb() * m.block_elements()) * dtype_size(tc.dtype));
+  return m;
+}
+
+// make_sddmm_problem's operands over a counted pattern.
+template <typename Rng>
+SddmmProblem counted_problem(const GpuSddmmCase& tc, Rng& rng) {
+  HostBsr pattern = counted_bsr(tc, rng);
+  HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
+  HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
+  fill_random(x, rng);
+  fill_random(y, rng);
+  HostDense values(pattern.nnzb(), pattern.block_elements(), tc.dtype);
+  if (tc.beta != 0) fill_random(values, rng);
+  HostDense before = values;
+  return SddmmProblem{std::move(pattern), std::move(x),      std::move(y), std::move(values),
+                      std::move(before),  tc.alpha, tc.beta};
+}
+
 class GpuSddmm : public ::testing::TestWithParam<GpuSddmmCase> {
  protected:
-  void SetUp() override { BSRMM_REQUIRE_GPU(); }
+  void SetUp() override {
+    BSRMM_REQUIRE_GPU();
+    if (GetParam().needs_sm90 && !device_is_sm90())
+      GTEST_SKIP() << "the sm90_sddmm_* kernels run on compute capability 9.0 devices only";
+  }
 };
 
 TEST_P(GpuSddmm, MatchesFloat64Reference) {
   const GpuSddmmCase& tc = GetParam();
   const uint64_t seed = tc.seed ^ test_seed();
   Random rng(seed);
-  SddmmProblem p = make_sddmm_problem(tc, rng);
+  SddmmProblem p = tc.row_counts.empty() ? make_sddmm_problem(tc, rng) : counted_problem(tc, rng);
 
   bsrmm_context_t ctx_raw = nullptr;
   ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &ctx_raw));
@@ -82,8 +170,9 @@ TEST_P(GpuSddmm, MatchesFloat64Reference) {
   ASSERT_TRUE(values_device.download(p.values.bytes()));
 
   const std::string ran = bsrmm_context_last_variant(ctx.get());
+  const std::string expected = expected_variant(tc, p);
   if (p.pattern.nnzb() > 0) {
-    EXPECT_EQ(ran.rfind(tc.expect_variant, 0), 0u) << "ran " << ran << ", expected " << tc.expect_variant;
+    EXPECT_EQ(ran.rfind(expected, 0), 0u) << "ran " << ran << ", expected " << expected;
   }
   expect_matches(p.values, p.expected(),
                  tc.name() + " (" + ran + ", seed " + std::to_string(seed) + ")");
@@ -95,8 +184,6 @@ std::string case_name(const ::testing::TestParamInfo<GpuSddmmCase>& info) {
 
 const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
 const std::pair<int32_t, int32_t> block_shapes[] = {{1, 1}, {2, 3}, {4, 4}, {16, 16}, {64, 32}};
-
-bool tensor_dtype(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_F16 || dtype == BSRMM_DTYPE_BF16; }
 
 // Every dtype x block shape x layout pair; pads 8 (rows stay 16-byte aligned) and odd pads.
 std::vector<GpuSddmmCase> shape_layout_cases() {
@@ -195,10 +282,49 @@ std::vector<GpuSddmmCase> column_major_x_cases() {
   return cases;
 }
 
+// The Hopper kernel's own cases, one per variant (f16 / bf16 x blocks 64, 128, 128 x 64, 64 x 128
+// x both layouts of X and Y): block rows of 3, 0, 1, 5 (full), 0 and 2 blocks (11, odd: the last
+// unit is partial; units cross block rows; empty rows between), T cycling through 45 (under one
+// stage, not a multiple of 8), 200 (a partial last stage), 1000 and 4096, padded leading
+// dimensions kept multiples of 8, beta 0 over NaN-poisoned values and beta != 0.
+std::vector<GpuSddmmCase> sm90_cases() {
+  std::vector<GpuSddmmCase> cases;
+  uint64_t seed = 500;
+  const int64_t ts[] = {45, 200, 1000, 4096};
+  const std::pair<int32_t, int32_t> shapes[] = {{64, 64}, {128, 128}, {128, 64}, {64, 128}};
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16})
+    for (auto [bh, bw] : shapes)
+      for (bsrmm_layout xl : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR})
+        for (bsrmm_layout yl : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR}) {
+          GpuSddmmCase tc;
+          tc.bh = bh;
+          tc.bw = bw;
+          tc.row_counts = {3, 0, 1, 5, 0, 2};
+          tc.block_rows = int64_t(tc.row_counts.size());
+          tc.block_cols = 5;
+          tc.t = ts[seed % 4];
+          tc.dtype = dtype;
+          tc.x_layout = xl;
+          tc.y_layout = yl;
+          // The contiguous extent (T, or M / K: multiples of 64) + pad, a multiple of 8.
+          const int64_t t_pad = (8 - tc.t % 8) % 8 + 8;
+          tc.x_pad = xl == BSRMM_LAYOUT_ROW_MAJOR ? t_pad : 8;
+          tc.y_pad = yl == BSRMM_LAYOUT_ROW_MAJOR ? 16 : t_pad;
+          tc.beta = seed % 2 == 0 ? 0.0 : -0.75;
+          tc.alpha = seed % 3 == 0 ? 1.0 : 1.5;
+          tc.needs_sm90 = true;
+          tc.expect_variant = sm90_name(tc);
+          tc.seed = seed++;
+          cases.push_back(tc);
+        }
+  return cases;
+}
+
 INSTANTIATE_TEST_SUITE_P(ShapesLayouts, GpuSddmm, ::testing::ValuesIn(shape_layout_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(LargeBlocks, GpuSddmm, ::testing::ValuesIn(large_block_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(ColumnMajorX, GpuSddmm, ::testing::ValuesIn(column_major_x_cases()),
                          case_name);
+INSTANTIATE_TEST_SUITE_P(Sm90, GpuSddmm, ::testing::ValuesIn(sm90_cases()), case_name);
 
 }  // namespace
 }  // namespace bsrmm::test
