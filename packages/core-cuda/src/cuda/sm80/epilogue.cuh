@@ -1,7 +1,7 @@
-// The end of a tile: the warps' fp32 accumulators go through shared memory (the pipeline's,
-// now free) so that C is read and written in whole 16-byte vectors along its contiguous
-// dimension, whichever layout C has. Then out = activation(alpha*acc + beta*C + bias) in fp32
-// (kernel_parts/epilogue_math.hpp), rounded once to C's type. Partial vectors (the end of N, or a C
+// The end of a tile: the warps' accumulators (fp32, or f64) go through shared memory (the
+// pipeline's, now free) so that C is read and written in whole 16-byte vectors along its
+// contiguous dimension, whichever layout C has. Then out = activation(alpha*acc + beta*C + bias)
+// in the accumulator type (kernel_parts/epilogue_math.hpp), rounded once to C's type. Partial vectors (the end of N, or a C
 // whose base or ld forbids 16-byte access) go element by element.
 #pragma once
 
@@ -10,23 +10,27 @@
 #include "tensorop_params.cuh"
 #include "warp_mma.cuh"
 
+#include <type_traits>
+
 namespace bsrmm::cuda::sm80 {
 
 template <class Cfg>
 struct Epilogue {
   using T = typename Cfg::T;
+  using Acc = typename Cfg::Acc;
+  using Pair = std::conditional_t<std::is_same_v<Acc, double>, double2, float2>;
   static constexpr int V = Cfg::kVector;
   struct alignas(16) Vector {
     T v[V];
   };
 
-  const TensorOpParams& p;
+  const typename Cfg::Params& p;
   int64_t row0;  // first row of C of the tile
   int64_t n0;    // first column of C of the tile
 
-  __device__ float finish(float acc, T old, int64_t row) const {
-    const float c_old = p.beta != 0.0f ? Element<T>::to_acc(old) : 0.0f;
-    const float bias = p.bias ? Element<T>::to_acc(static_cast<const T*>(p.bias)[row]) : 0.0f;
+  __device__ Acc finish(Acc acc, T old, int64_t row) const {
+    const Acc c_old = p.beta != Acc(0) ? Element<T>::to_acc(old) : Acc(0);
+    const Acc bias = p.bias ? Element<T>::to_acc(static_cast<const T*>(p.bias)[row]) : Acc(0);
     return epilogue::finish(acc, p.alpha, p.beta, c_old, bias, p.activation);
   }
 
@@ -36,16 +40,16 @@ struct Epilogue {
   }
 
   // Call after every thread's last read of the pipeline's shared memory.
-  __device__ void store(const WarpMma<Cfg>& mma, float* tile) const {
+  __device__ void store(const WarpMma<Cfg>& mma, Acc* tile) const {
     const int g = mma.lane / 4;
     const int t = mma.lane % 4;
 #pragma unroll
     for (int i = 0; i < Cfg::kMmaRows; ++i)
 #pragma unroll
       for (int j = 0; j < Cfg::kMmaCols; ++j) {
-        float* out = tile + (mma.warp_m0 + i * 16 + g) * Cfg::kCStride + mma.warp_n0 + j * 8 + 2 * t;
-        *reinterpret_cast<float2*>(out) = make_float2(mma.acc[i][j][0], mma.acc[i][j][1]);
-        *reinterpret_cast<float2*>(out + 8 * Cfg::kCStride) = make_float2(mma.acc[i][j][2], mma.acc[i][j][3]);
+        Acc* out = tile + (mma.warp_m0 + i * 16 + g) * Cfg::kCStride + mma.warp_n0 + j * 8 + 2 * t;
+        *reinterpret_cast<Pair*>(out) = Pair{mma.acc[i][j][0], mma.acc[i][j][1]};
+        *reinterpret_cast<Pair*>(out + 8 * Cfg::kCStride) = Pair{mma.acc[i][j][2], mma.acc[i][j][3]};
       }
     __syncthreads();
     if (p.c_col_major)
@@ -56,7 +60,7 @@ struct Epilogue {
 
  private:
   // Each thread writes V consecutive columns of one row.
-  __device__ void write_row_major(const float* tile) const {
+  __device__ void write_row_major(const Acc* tile) const {
     constexpr int per_row = Cfg::kBN / V;
     for (int index = threadIdx.x; index < Cfg::kBM * per_row; index += Cfg::kThreads) {
       const int r = index / per_row;
@@ -64,11 +68,11 @@ struct Epilogue {
       const int64_t row = row0 + r;
       const int64_t col = n0 + c;
       if (col >= p.n) continue;
-      const float* acc = tile + r * Cfg::kCStride + c;
+      const Acc* acc = tile + r * Cfg::kCStride + c;
       if (p.c_vector_ok && col + V <= p.n) {
         Vector* out = reinterpret_cast<Vector*>(at(row, col));
         Vector old{};
-        if (p.beta != 0.0f) old = *out;
+        if (p.beta != Acc(0)) old = *out;
         Vector result;
 #pragma unroll
         for (int e = 0; e < V; ++e) result.v[e] = Element<T>::from_acc(finish(acc[e], old.v[e], row));
@@ -76,7 +80,7 @@ struct Epilogue {
       } else {
         for (int e = 0; e < V && col + e < p.n; ++e) {
           T* out = at(row, col + e);
-          *out = Element<T>::from_acc(finish(acc[e], p.beta != 0.0f ? *out : T(), row));
+          *out = Element<T>::from_acc(finish(acc[e], p.beta != Acc(0) ? *out : T(), row));
         }
       }
     }
@@ -84,7 +88,7 @@ struct Epilogue {
 
   // Each thread writes V consecutive rows of one column; consecutive threads take consecutive
   // columns so their shared-memory reads fall in distinct banks.
-  __device__ void write_col_major(const float* tile) const {
+  __device__ void write_col_major(const Acc* tile) const {
     for (int index = threadIdx.x; index < Cfg::kBN * (Cfg::kBM / V); index += Cfg::kThreads) {
       const int c = index % Cfg::kBN;
       const int r = (index / Cfg::kBN) * V;
@@ -94,7 +98,7 @@ struct Epilogue {
       if (p.c_vector_ok) {
         Vector* out = reinterpret_cast<Vector*>(at(row, col));
         Vector old{};
-        if (p.beta != 0.0f) old = *out;
+        if (p.beta != Acc(0)) old = *out;
         Vector result;
 #pragma unroll
         for (int e = 0; e < V; ++e)
@@ -103,7 +107,7 @@ struct Epilogue {
       } else {
         for (int e = 0; e < V; ++e) {
           T* out = at(row + e, col);
-          *out = Element<T>::from_acc(finish(tile[(r + e) * Cfg::kCStride + c], p.beta != 0.0f ? *out : T(), row + e));
+          *out = Element<T>::from_acc(finish(tile[(r + e) * Cfg::kCStride + c], p.beta != Acc(0) ? *out : T(), row + e));
         }
       }
     }

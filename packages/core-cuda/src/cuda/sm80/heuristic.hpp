@@ -11,7 +11,7 @@ struct TileShape {
   int bn;           // columns of C per CTA
   int threads;
   int smem_bytes;
-  int accumulators; // fp32 accumulators per thread (a proxy for register use)
+  int accumulators; // accumulator registers per thread (a proxy for register use)
 };
 
 // Larger is better. Only compared among variants that support the arguments.

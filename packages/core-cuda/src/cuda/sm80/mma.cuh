@@ -1,6 +1,7 @@
-// mma.sync tensor-core products (sm_80+), fp32 accumulators in registers:
+// mma.sync tensor-core products (sm_80+), accumulators in registers:
 //   m16n8k16 for f16 / bf16: A 4 regs (row-major 16x16), B 2 regs (k-major 16x8), C 4 floats
 //   m16n8k8  for tf32:       A 4 regs (16x8),               B 2 regs (8x8),         C 4 floats
+//   m8n8k4   for f64 (DMMA), issued twice as one m16n8k4: A 2 doubles, B 1, C 4 doubles
 // Fragment ownership (g = lane / 4, t = lane % 4): C[g][2t..2t+1] and C[g+8][2t..2t+1].
 #pragma once
 
@@ -35,6 +36,22 @@ struct MmaTf32 {
         "{%8, %9}, {%0, %1, %2, %3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+// Two m8n8k4 DMMAs sharing B make the m16n8 tile the other maths use, so the warp loop and the
+// epilogue see one fragment layout. Per lane: a[0] = A[g][t], a[1] = A[g+8][t], b = B[t][g];
+// c[0..1] = C[g][2t..2t+1], c[2..3] = C[g+8][2t..2t+1].
+struct MmaF64 {
+  __device__ static void run(double (&c)[4], const double (&a)[2], double b) {
+    asm volatile(
+        "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(c[0]), "+d"(c[1])
+        : "d"(a[0]), "d"(b));
+    asm volatile(
+        "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(c[2]), "+d"(c[3])
+        : "d"(a[1]), "d"(b));
   }
 };
 

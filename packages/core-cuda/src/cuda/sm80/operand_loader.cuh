@@ -34,7 +34,7 @@ class OperandLoader {
                 "a thread keeps one vector position in every pass");
 
  public:
-  __device__ OperandLoader(const TensorOpParams& params, int64_t a_row0, int64_t n0) : p(params) {
+  __device__ OperandLoader(const typename Cfg::Params& params, int64_t a_row0, int64_t n0) : p(params) {
     const int tid = int(threadIdx.x);
     a_line = tid / kAPerLine;
     const int a_vector = (tid % kAPerLine) * V;
@@ -106,18 +106,24 @@ class OperandLoader {
   // of B's allocation.) Raw bits packed into four words with constant indices, so nothing lands
   // in local memory.
   __device__ static void copy_partial(T* dst, const T* src, int count) {
-    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
-    const Bits* bits = reinterpret_cast<const Bits*>(src);
-    uint32_t words[4] = {0, 0, 0, 0};
+    if constexpr (sizeof(T) == 8) {
+      // f64: V = 2, so only the first element is inside.
+      const double first = count > 0 ? *reinterpret_cast<const double*>(src) : 0.0;
+      *reinterpret_cast<double2*>(dst) = make_double2(first, 0.0);
+    } else {
+      using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+      const Bits* bits = reinterpret_cast<const Bits*>(src);
+      uint32_t words[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const uint32_t value = e < count ? uint32_t(bits[e]) : 0u;
-      words[e * sizeof(T) / 4] |= value << (8 * ((e * sizeof(T)) % 4));
+      for (int e = 0; e < V; ++e) {
+        const uint32_t value = e < count ? uint32_t(bits[e]) : 0u;
+        words[e * sizeof(T) / 4] |= value << (8 * ((e * sizeof(T)) % 4));
+      }
+      *reinterpret_cast<uint4*>(dst) = make_uint4(words[0], words[1], words[2], words[3]);
     }
-    *reinterpret_cast<uint4*>(dst) = make_uint4(words[0], words[1], words[2], words[3]);
   }
 
-  const TensorOpParams& p;
+  const typename Cfg::Params& p;
   const T* a_thread;  // this thread's first A chunk, block 0, kc 0
   const T* b_thread;  // this thread's first B chunk, b_row 0
   int64_t b_left;     // row-major: valid columns from this thread's vector on; column-major:

@@ -1,7 +1,7 @@
 // The sm80 tensor-op kernel. A CTA owns BM rows of one block row by BN columns of C and walks
 // the block row's non-zero blocks in KC-wide steps: each step's A slice and B panel stream into
 // a Stages-deep cp.async ring while the warps multiply an earlier step out of shared memory
-// (mma.sync, fp32 accumulators in registers). No atomics: every element of C has one owner.
+// (mma.sync, fp32 or f64 accumulators in registers). No atomics: every element of C has one owner.
 #pragma once
 
 #include "../kernel_parts/tile_schedule.cuh"
@@ -14,7 +14,7 @@
 namespace bsrmm::cuda::sm80 {
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) tensorop_matmul_kernel(const TensorOpParams p) {
+__global__ void __launch_bounds__(Cfg::kThreads) tensorop_matmul_kernel(const typename Cfg::Params p) {
   using T = typename Cfg::T;
   extern __shared__ __align__(128) unsigned char shared[];
   T* a_ring = reinterpret_cast<T*>(shared);
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) tensorop_matmul_kernel(const Te
   __syncthreads();
 
   const Epilogue<Cfg> epilogue{p, int64_t(tile.block_row) * p.block_height + a_row0, n0};
-  epilogue.store(mma, reinterpret_cast<float*>(shared));
+  epilogue.store(mma, reinterpret_cast<typename Cfg::Acc*>(shared));
 }
 
 }  // namespace bsrmm::cuda::sm80

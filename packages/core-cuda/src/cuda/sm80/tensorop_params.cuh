@@ -1,4 +1,6 @@
-// Run-time arguments of the sm80 tensor-op kernels (one struct for every tile config).
+// Run-time arguments of the sm80 tensor-op kernels, one struct per accumulator type: alpha and
+// beta in float for the fp32-accumulating maths, in double for f64 (a float alpha would round
+// an f64 result at ~1e-8).
 #pragma once
 
 #include <bsrmm/bsrmm.h>
@@ -9,6 +11,7 @@
 
 namespace bsrmm::cuda::sm80 {
 
+template <class Acc>
 struct TensorOpParams {
   const int32_t* row_ptr;
   const int32_t* col_idx;
@@ -22,8 +25,8 @@ struct TensorOpParams {
   bool c_col_major;
   bool c_vector_ok;  // C's base and ld allow 16-byte accesses
   int64_t n;
-  float alpha;
-  float beta;
+  Acc alpha;
+  Acc beta;
   const void* bias;  // per row of C, or null
   bsrmm_activation activation;
   TileSchedule schedule;

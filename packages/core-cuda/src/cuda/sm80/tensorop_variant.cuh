@@ -16,7 +16,7 @@
 
 namespace bsrmm::cuda::sm80 {
 
-// e.g. sm80_f16_m128n128k32_s4_w2x2_brow_mma16816: dtype, CTA tile (m x n) and k chunk,
+// e.g. sm80_f16_m128n128k32_s4_w2x2_brow_mma16816, sm80_f64_m64n64k16_s3_w2x2_brow_dmma884: dtype, CTA tile (m x n) and k chunk,
 // pipeline stages, warp grid, B layout, tensor-core instruction.
 template <class Cfg>
 std::string tensorop_name() {
@@ -59,7 +59,7 @@ bool tensorop_supports(const MatmulArgs& args, const DeviceTraits& device) {
 template <class Cfg>
 void tensorop_launch(const MatmulArgs& args, const DeviceTraits&) {
   if (args.c.rows == 0 || args.c.cols == 0) return;
-  TensorOpParams p{};
+  typename Cfg::Params p{};
   p.row_ptr = args.a.row_ptr;
   p.col_idx = args.a.col_idx;
   p.values = args.a.values;
@@ -72,8 +72,8 @@ void tensorop_launch(const MatmulArgs& args, const DeviceTraits&) {
   p.c_col_major = args.c.layout == BSRMM_LAYOUT_COL_MAJOR;
   p.c_vector_ok = aligned_to(args.c.data, 16) && args.c.ld % Cfg::kVector == 0;
   p.n = args.c.cols;
-  p.alpha = float(args.alpha);
-  p.beta = float(args.beta);
+  p.alpha = typename Cfg::Acc(args.alpha);
+  p.beta = typename Cfg::Acc(args.beta);
   p.bias = args.bias;
   p.activation = args.activation;
 
@@ -99,8 +99,9 @@ void tensorop_launch(const MatmulArgs& args, const DeviceTraits&) {
 
 template <class Cfg>
 int tensorop_preference(const MatmulArgs& args, const DeviceTraits& device) {
+  // Accumulator registers: 4 per m16n8 tile, two per f64 one.
   const TileShape shape{Cfg::kBM, Cfg::kBN, Cfg::kThreads, Cfg::kSmemBytes,
-                        Cfg::kMmaRows * Cfg::kMmaCols * 4};
+                        Cfg::kMmaRows * Cfg::kMmaCols * 4 * int(sizeof(typename Cfg::Acc) / 4)};
   return preference(shape, args, device);
 }
 

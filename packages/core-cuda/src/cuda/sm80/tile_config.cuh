@@ -1,4 +1,4 @@
-// One sm80 tensor-op variant's compile-time shape: the math (f16, bf16, tf32, 3xtf32), the CTA
+// One sm80 tensor-op variant's compile-time shape: the math (f16, bf16, tf32, 3xtf32, f64), the CTA
 // tile (BM rows of one block row x BN columns of C), the k chunk KC staged per pipeline step,
 // the warp grid, the pipeline depth and B's layout; plus the shared-memory layout they imply.
 //
@@ -9,12 +9,13 @@
 
 #include "../kernel_parts/element.cuh"
 #include "mma.cuh"
+#include "tensorop_params.cuh"
 
 #include <cstdint>
 
 namespace bsrmm::cuda::sm80 {
 
-enum class Math { f16, bf16, tf32, tf32x3 };
+enum class Math { f16, bf16, tf32, tf32x3, f64 };
 
 template <Math math>
 struct MathTraits;
@@ -59,11 +60,23 @@ struct MathTraits<Math::tf32x3> {
   static constexpr const char* kOp = "mma1688tf32x3";
 };
 
+// f64 on the DMMA tensor cores (sm_80+): exact IEEE double products, f64 accumulators.
+template <>
+struct MathTraits<Math::f64> {
+  using T = double;
+  using Mma = MmaF64;
+  static constexpr int kMmaK = 4;
+  static constexpr const char* kDtype = "f64";
+  static constexpr const char* kOp = "dmma884";
+};
+
 template <Math math_, int BM, int BN, int KC, int WarpsM, int WarpsN, int Stages, bool BColMajor>
 struct TileConfig {
   static constexpr Math kMath = math_;
   using Traits = MathTraits<math_>;
   using T = typename Traits::T;
+  using Acc = typename Element<T>::Acc;  // accumulators and epilogue: float, or double for f64
+  using Params = TensorOpParams<Acc>;
 
   static constexpr int kBM = BM;
   static constexpr int kBN = BN;
@@ -83,16 +96,21 @@ struct TileConfig {
   // Shared-memory row strides in elements. +16 bytes on k-contiguous rows (A, column-major B)
   // puts the 8 rows one ldmatrix (or one tf32 fragment load) touches in distinct banks. B
   // row-major rows are n-contiguous: +8 elements (16 bytes for 16-bit types: ldmatrix.trans
-  // rows; 32 bytes for f32: the scalar loads stride k by 8 banks).
-  static constexpr int kAStride = KC + kVector;
-  static constexpr int kBStride = BColMajor ? KC + kVector : BN + 8;
+  // rows; 32 bytes for f32: the scalar loads stride k by 8 banks). f64 fragments are one
+  // 8-byte element per lane, served a half-warp (4 rows x 4 k) at a time: rows 4 doubles past a
+  // multiple of 16 (8 banks apart) put its 16 loads in 32 distinct banks, on every operand.
+  static constexpr bool kF64 = math_ == Math::f64;
+  static constexpr int kKPad = kF64 ? 4 : kVector;
+  static constexpr int kAStride = KC + kKPad;
+  static constexpr int kBStride = BColMajor ? KC + kKPad : BN + (kF64 ? 4 : 8);
   static constexpr int kAStageElements = BM * kAStride;
   static constexpr int kBStageElements = BColMajor ? BN * kBStride : KC * kBStride;
   static constexpr int kPipelineBytes = Stages * (kAStageElements + kBStageElements) * int(sizeof(T));
-  // The epilogue stages the fp32 tile through the same shared memory; +8 floats per row keeps
-  // the float2 fragment stores of a half-warp in distinct banks.
+  // The epilogue stages the accumulator tile through the same shared memory; +8 elements per
+  // row keeps the float2 (double2) fragment stores of a half-warp (quarter-warp) in distinct
+  // banks.
   static constexpr int kCStride = BN + 8;
-  static constexpr int kEpilogueBytes = BM * kCStride * int(sizeof(float));
+  static constexpr int kEpilogueBytes = BM * kCStride * int(sizeof(Acc));
   static constexpr int kSmemBytes = kPipelineBytes > kEpilogueBytes ? kPipelineBytes : kEpilogueBytes;
 
   static_assert(BM % (16 * WarpsM) == 0, "warp rows must be whole m16 tiles");

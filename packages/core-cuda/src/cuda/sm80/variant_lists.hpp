@@ -12,5 +12,6 @@ std::vector<Variant> f16_variants();
 std::vector<Variant> bf16_variants();
 std::vector<Variant> tf32_variants();
 std::vector<Variant> f32x3_variants();
+std::vector<Variant> f64_variants();
 
 }  // namespace bsrmm::cuda::sm80

@@ -1,21 +1,24 @@
 // One warp's share of one pipeline step: fragments of its kWarpM x KC slice of A and KC x kWarpN
-// slice of B from shared memory, then the mma.sync products into its fp32 accumulators.
+// slice of B from shared memory, then the mma.sync products into its accumulators (fp32; f64
+// for the DMMA step, warp_dmma.cuh).
 #pragma once
 
 #include "ldmatrix.cuh"
 #include "mma.cuh"
 #include "tile_config.cuh"
+#include "warp_dmma.cuh"
 
 namespace bsrmm::cuda::sm80 {
 
 template <class Cfg>
 struct WarpMma {
   using T = typename Cfg::T;
+  using Acc = typename Cfg::Acc;
   using Mma = typename Cfg::Traits::Mma;
   static constexpr int kRows = Cfg::kMmaRows;
   static constexpr int kCols = Cfg::kMmaCols;
 
-  float acc[kRows][kCols][4];
+  Acc acc[kRows][kCols][4];
   int warp_m0;  // the warp's first row / column inside the CTA tile
   int warp_n0;
   int lane;
@@ -28,11 +31,13 @@ struct WarpMma {
 #pragma unroll
       for (int j = 0; j < kCols; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = Acc(0);
   }
 
   __device__ void step(const T* a_stage, const T* b_stage) {
-    if constexpr (Cfg::Traits::kMmaK == 16)
+    if constexpr (Cfg::kMath == Math::f64)
+      dmma_step<Cfg>(acc, a_stage, b_stage, warp_m0, warp_n0, lane);
+    else if constexpr (Cfg::Traits::kMmaK == 16)
       step_16bit(a_stage, b_stage);
     else
       step_tf32(a_stage, b_stage);
