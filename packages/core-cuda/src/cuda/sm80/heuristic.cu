@@ -21,7 +21,10 @@ int preference(const TileShape& shape, const MatmulArgs& args, const DeviceTrait
   const int by_registers = 65536 / (shape.threads * (shape.accumulators + 64));
   const int per_sm = std::max(1, std::min({by_smem, by_threads, by_registers}));
   const double fill = std::min(1.0, ctas / (double(device.sm_count) * per_sm));
-  const int wide = int(std::lround(6.0 * used + 3.0 * fill));
+  // f64 pays for the padding in DMMA time (an n8 product at 1/16 of a 16-bit mma's rate), so
+  // there the N fill weighs twice: from N = 16 the 64-wide tile wins where 128 pads past N.
+  const double padding_weight = args.c.dtype == BSRMM_DTYPE_F64 ? 12.0 : 6.0;
+  const int wide = int(std::lround(padding_weight * used + 3.0 * fill));
 
   return 100 + tall + wide;
 }
