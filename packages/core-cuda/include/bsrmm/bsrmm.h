@@ -53,7 +53,15 @@ typedef enum bsrmm_dtype BSRMM_ENUM_BASE {
   BSRMM_DTYPE_F32 = 0,
   BSRMM_DTYPE_F16 = 1,
   BSRMM_DTYPE_BF16 = 2,
-  BSRMM_DTYPE_F64 = 3 /* CPU backend and generic CUDA kernel only */
+  BSRMM_DTYPE_F64 = 3, /* CPU backend and generic CUDA kernel only */
+  /* 8-bit floats as OCP (and torch.float8_e4m3fn / float8_e5m2, ml_dtypes) store them, one byte
+   * each. E4M3: 4 exponent bits (bias 7), 3 mantissa bits, no infinities, largest 448, NaN
+   * 0x7f / 0xff. E5M2: 5 exponent bits (bias 15), 2 mantissa bits, IEEE-like (inf, NaN), largest
+   * 57344. Only for A's values (bsrmm_matrix_create_scaled) and B of bsrmm_matmul, both fp8,
+   * each with fp32 scales (bsrmm_scales); products accumulate in f32 and C is f32, f16 or bf16.
+   * The CPU backend multiplies them (cpu_reference_f64acc); CUDA returns UNSUPPORTED for now. */
+  BSRMM_DTYPE_FLOAT8_E4M3 = 4,
+  BSRMM_DTYPE_FLOAT8_E5M2 = 5
 } bsrmm_dtype;
 
 typedef enum bsrmm_index_type BSRMM_ENUM_BASE {
@@ -148,6 +156,27 @@ typedef struct bsrmm_matrix_info {
   bsrmm_device device;
 } bsrmm_matrix_info;
 
+/* Which elements share one fp32 scale of an fp8 operand: the value an element stands for is
+ * its fp8 value times its scale. */
+typedef enum bsrmm_scale_kind BSRMM_ENUM_BASE {
+  BSRMM_SCALE_PER_TENSOR = 0,    /* A or B: 1 scale */
+  BSRMM_SCALE_PER_BLOCK = 1,     /* A: nnzb scales, one per stored block, in the desc's order */
+  BSRMM_SCALE_PER_BLOCK_ROW = 2, /* A: rows / block_height scales, one per block row */
+  BSRMM_SCALE_PER_COLUMN = 3     /* B: B.cols scales, one per column */
+} bsrmm_scale_kind;
+
+/* The scales of an fp8 operand: `count` finite fp32 values (count must be the number `kind`
+ * implies: it is checked, so a mis-sized array is an error, not a read past its end), on
+ * `device`. Initialise with bsrmm_scales_default(); struct_size lets later versions append
+ * fields (block-wise scales of B, say). */
+typedef struct bsrmm_scales {
+  uint32_t struct_size;
+  bsrmm_scale_kind kind;
+  const float* data;
+  int64_t count;
+  bsrmm_device device;
+} bsrmm_scales;
+
 /* Everything about one multiply besides the operands. Initialise with
  * bsrmm_matmul_options_default(); struct_size lets later versions append fields. */
 typedef struct bsrmm_matmul_options {
@@ -159,6 +188,10 @@ typedef struct bsrmm_matmul_options {
    * alpha*op(A)*B + beta*C and before the activation. */
   const void* bias;
   bsrmm_activation activation;
+  /* Appended for fp8 (a struct_size that ends before it, as older callers pass, still works):
+   * B's scales, required when B is fp8 (PER_TENSOR or PER_COLUMN, host memory or the context's
+   * device; read during the call only), NULL otherwise. */
+  const bsrmm_scales* b_scales;
 } bsrmm_matmul_options;
 
 typedef struct bsrmm_context_s* bsrmm_context_t;
@@ -199,6 +232,20 @@ BSRMM_API bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx);
 /* Validates and copies a BSR matrix onto the context's device. */
 BSRMM_API bsrmm_status bsrmm_matrix_create(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc,
                                            uint32_t flags, bsrmm_matrix_t* out);
+BSRMM_API bsrmm_scales bsrmm_scales_default(void); /* PER_TENSOR, no data, count 0, CPU */
+/* An fp8 matrix (desc->dtype FLOAT8_E4M3 or FLOAT8_E5M2): as bsrmm_matrix_create, with its
+ * scales (PER_TENSOR, PER_BLOCK or PER_BLOCK_ROW), copied with the values. A stored block
+ * that BSRMM_CREATE_SORT_INDICES moves keeps its scale. Other dtypes take no scales (use
+ * bsrmm_matrix_create); bsrmm_matrix_create refuses fp8. An fp8 matrix multiplies
+ * (op(A) = A only, for now), exports and copies; to_dense, with_values and the SDDMM refuse it
+ * (UNSUPPORTED). */
+BSRMM_API bsrmm_status bsrmm_matrix_create_scaled(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc,
+                                                  const bsrmm_scales* scales, uint32_t flags,
+                                                  bsrmm_matrix_t* out);
+/* An fp8 matrix's scales: *kind and *count always, the count floats into host `data` unless it
+ * is NULL (to ask for the count first). INVALID_ARGUMENT for a matrix of another dtype. */
+BSRMM_API bsrmm_status bsrmm_matrix_export_scales(bsrmm_matrix_t matrix, bsrmm_scale_kind* kind,
+                                                  int64_t* count, float* data);
 /* Keeps every block_height x block_width block of `dense` that holds any non-zero (NaN counts). */
 BSRMM_API bsrmm_status bsrmm_matrix_from_dense(bsrmm_context_t ctx, const bsrmm_dense* dense,
                                                int32_t block_height, int32_t block_width,

@@ -78,6 +78,13 @@ class Matrix {
   Matrix(Context& ctx, const bsrmm_bsr_desc& desc, uint32_t flags = BSRMM_CREATE_DEFAULT) {
     check(bsrmm_matrix_create(ctx.get(), &desc, flags, &handle_));
   }
+  // An fp8 matrix with its scales (bsrmm_matrix_create_scaled).
+  static Matrix scaled(Context& ctx, const bsrmm_bsr_desc& desc, const bsrmm_scales& scales,
+                       uint32_t flags = BSRMM_CREATE_DEFAULT) {
+    Matrix m;
+    check(bsrmm_matrix_create_scaled(ctx.get(), &desc, &scales, flags, &m.handle_));
+    return m;
+  }
   static Matrix from_dense(Context& ctx, const bsrmm_dense& dense, int32_t block_height,
                            int32_t block_width) {
     Matrix m;

@@ -1,5 +1,6 @@
 #include "execution.hpp"
 
+#include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "../cpu/cpu_backend.hpp"
 #include "../device/device_runtime.hpp"
@@ -42,6 +43,10 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
   view.nnzb = shape.nnzb;
   view.values = a.values().data();
   view.dtype = a.dtype();
+  if (a.scales() != nullptr) {
+    view.scales = a.scales()->values.data();
+    view.scale_kind = a.scales()->kind;
+  }
   if (on_host(a)) {
     const matrix::Schedule& schedule = a.plan().schedule(nullptr);
     view.row_ptr = a.row_ptr().data();
@@ -50,7 +55,9 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
     view.used_columns = schedule.used_columns.data();
     view.used_column_count = static_cast<int64_t>(schedule.used_columns.size());
     view.packed_col_idx = schedule.packed_col_idx.data();
-    if (a.dtype() != BSRMM_DTYPE_F64 && shape.nnzb > 0) view.values_f32 = a.plan().values_f32(a);
+    // The f32 copy serves the fast variants, which take neither f64 nor fp8.
+    if (detail::is_valid(a.dtype()) && a.dtype() != BSRMM_DTYPE_F64 && shape.nnzb > 0)
+      view.values_f32 = a.plan().values_f32(a);
   } else {
     const matrix::Schedule& schedule = a.plan().schedule(stream);
     view.row_ptr = a.device_row_ptr().as<const int32_t>();
@@ -75,7 +82,7 @@ std::unique_ptr<backend::Backend> backend_for(bsrmm_context_s& ctx, const Contex
 
 Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
                      const matrix::BsrMatrix& op_a, const bsrmm_dense& b, const bsrmm_dense& c,
-                     const bsrmm_matmul_options& options)
+                     const bsrmm_matmul_options& options, const matrix::ValueScales* b_scales)
     : ctx_(ctx),
       settings_(settings),
       op_a_(op_a),
@@ -86,6 +93,10 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   args_.a = bsr_view(op_a, settings.stream);
   args_.a_dense = &dense_copy_;
   args_.b = b;
+  if (b_scales != nullptr) {
+    args_.b_scales = b_scales->values.data();
+    args_.b_scale_kind = b_scales->kind;
+  }
   args_.c = c;
   args_.alpha = options.alpha;
   args_.beta = options.beta;
@@ -128,6 +139,8 @@ tuner::CallSignature Execution::signature() const {
   return tuner::CallSignature{{ctx_.device.type,
                                ctx_.device.ordinal,
                                s.dtype,
+                               s.b_dtype,
+                               s.c_dtype,
                                s.f32_mode,
                                s.op_a,
                                s.b_layout,

@@ -30,8 +30,10 @@ class Execution final : public tuner::Trials {
  public:
   // `op_a` is the matrix the kernels run on (the plan's A^T for a transposed multiply); the
   // operands are already checked against each other and C is not empty.
+  // `b_scales` (fp8 B only, else null) must outlive the execution.
   Execution(bsrmm_context_s& ctx, const ContextSettings& settings, const matrix::BsrMatrix& op_a,
-            const bsrmm_dense& b, const bsrmm_dense& c, const bsrmm_matmul_options& options);
+            const bsrmm_dense& b, const bsrmm_dense& c, const bsrmm_matmul_options& options,
+            const matrix::ValueScales* b_scales);
   // args_ points into this object (the dense copy).
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;

@@ -6,6 +6,7 @@
 #include "../matrix/plan.hpp"
 #include "../tune/tuner.hpp"
 #include "execution.hpp"
+#include "fp8_operands.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "options.hpp"
@@ -29,7 +30,8 @@ using bsrmm::matrix::BsrMatrix;
 
 bsrmm_matmul_options read_options(const bsrmm_matmul_options* given) {
   const bsrmm_matmul_options options =
-      bsrmm::api::read_versioned(given, bsrmm_matmul_options_default(), "bsrmm_matmul_options_default");
+      bsrmm::api::read_versioned(given, bsrmm_matmul_options_default(), "bsrmm_matmul_options_default",
+                                 offsetof(bsrmm_matmul_options, b_scales));
   if (!bsrmm::detail::is_valid(options.op_a)) {
     invalid_argument("options->op_a = ", static_cast<int>(options.op_a),
                      " is not a bsrmm_op (0 = NONE, 1 = TRANSPOSE)");
@@ -54,20 +56,18 @@ bool spans_overlap(const void* x, std::size_t x_bytes, const void* y, std::size_
   return x_bytes != 0 && y_bytes != 0 && x0 < y0 + y_bytes && y0 < x0 + x_bytes;
 }
 
-// Every rule that relates A, B, C and the bias to each other and to the context.
-void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& a, const bsrmm_dense& b,
-                    const bsrmm_dense& c, const bsrmm_matmul_options& options) {
-  bsrmm::matrix::validate_dense(b, "B");
+// Every rule that relates A, B, C and the bias to each other and to the context. Returns B's
+// scales when B is fp8.
+std::optional<bsrmm::matrix::ValueScales> check_operands(bsrmm_context_s& ctx, const BsrMatrix& a,
+                                                         const bsrmm_dense& b, const bsrmm_dense& c,
+                                                         const bsrmm_matmul_options& options) {
+  bsrmm::matrix::validate_dense(b, "B", true);
   bsrmm::matrix::validate_dense(c, "C");
   check_on_context(a.device(), ctx.device, "A");
   check_on_context(b.device, ctx.device, "B");
   check_on_context(c.device, ctx.device, "C");
-
-  if (b.dtype != a.dtype() || c.dtype != a.dtype()) {
-    bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED, "mixed dtypes are not supported: A is ",
-                        bsrmm::detail::name(a.dtype()), ", B is ", bsrmm::detail::name(b.dtype),
-                        ", C is ", bsrmm::detail::name(c.dtype));
-  }
+  std::optional<bsrmm::matrix::ValueScales> b_scales =
+      bsrmm::api::check_dtypes(a, b, c, options, bsrmm::api::stream_of(ctx));
 
   const bool transpose = options.op_a == BSRMM_OP_TRANSPOSE;
   const int64_t m = transpose ? a.shape().cols : a.shape().rows;
@@ -104,6 +104,7 @@ void check_operands(const bsrmm_context_s& ctx, const BsrMatrix& a, const bsrmm_
       invalid_argument("C overlaps options->bias in memory: the output must not alias an input");
     }
   }
+  return b_scales;
 }
 
 // The tuner's decision, or none (the heuristic's pick runs) when there is no candidate (the
@@ -128,7 +129,8 @@ std::optional<bsrmm::tuner::Decision> tuner_decision(bsrmm::api::Execution& exec
 // `tune_now` (bsrmm_tune) measures whatever the context's tuning mode and forced variant say:
 // it is asked to choose. Returns the variant that ran.
 std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bsrmm_dense& b,
-                     const bsrmm_dense& c, const bsrmm_matmul_options& options, bool tune_now) {
+                     const bsrmm_dense& c, const bsrmm_matmul_options& options,
+                     const bsrmm::matrix::ValueScales* b_scales, bool tune_now) {
   const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
   // A multiply enqueued into a CUDA graph capture runs what it can without allocating, copying
   // from the host or waiting on the stream (a plan still to build says so, before enqueuing
@@ -142,7 +144,7 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
   const BsrMatrix& op_a = options.op_a == BSRMM_OP_TRANSPOSE
                               ? matrix.plan().transposed(matrix, settings.stream)
                               : matrix;
-  bsrmm::api::Execution execution(context, settings, op_a, b, c, options);
+  bsrmm::api::Execution execution(context, settings, op_a, b, c, options, b_scales);
 
   bsrmm::tuner::Choice choice;  // empty: the heuristic's pick
   bsrmm_tuning_mode mode = settings.tuning_mode;
@@ -182,10 +184,12 @@ void checked_multiply(bsrmm_context_t ctx, bsrmm_matrix_t a, const bsrmm_dense* 
   const bsrmm_dense& dense_b = require(b, "b");
   const bsrmm_dense& dense_c = require(c, "c");
   const bsrmm_matmul_options opts = read_options(options);
-  check_operands(context, matrix, dense_b, dense_c, opts);
+  const std::optional<bsrmm::matrix::ValueScales> b_scales =
+      check_operands(context, matrix, dense_b, dense_c, opts);
   if (bsrmm::matrix::is_empty(dense_c)) return;
 
-  std::string ran = multiply(context, matrix, dense_b, dense_c, opts, tune_now);
+  std::string ran = multiply(context, matrix, dense_b, dense_c, opts,
+                             b_scales ? &*b_scales : nullptr, tune_now);
   std::lock_guard<std::mutex> lock(context.settings_mutex);
   context.last_variant = std::move(ran);
 }
@@ -201,6 +205,7 @@ bsrmm_matmul_options bsrmm_matmul_options_default(void) {
   options.beta = 0.0;
   options.bias = nullptr;
   options.activation = BSRMM_ACTIVATION_NONE;
+  options.b_scales = nullptr;
   return options;
 }
 

@@ -1,10 +1,12 @@
 // Matrix entry points: construction (validated), conversion, export and copies.
+#include "../common/dtype.hpp"
 #include "../matrix/dense_conversion.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
 #include <bsrmm/bsrmm.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -33,6 +35,45 @@ bsrmm_status bsrmm_matrix_create(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc
     const bsrmm_bsr_desc& description = require(desc, "desc");
     result = wrap(BsrMatrix::create(description, flags, context.device,
                                     bsrmm::api::stream_of(context)));
+  });
+}
+
+bsrmm_scales bsrmm_scales_default(void) {
+  bsrmm_scales scales{};
+  scales.struct_size = sizeof(scales);
+  scales.kind = BSRMM_SCALE_PER_TENSOR;
+  scales.device = bsrmm_device{BSRMM_DEVICE_CPU, 0};
+  return scales;
+}
+
+bsrmm_status bsrmm_matrix_create_scaled(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc,
+                                        const bsrmm_scales* scales, uint32_t flags,
+                                        bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const bsrmm_bsr_desc& description = require(desc, "desc");
+    const bsrmm_scales& given = require(scales, "scales");
+    result = wrap(BsrMatrix::create(description, flags, context.device,
+                                    bsrmm::api::stream_of(context), &given));
+  });
+}
+
+bsrmm_status bsrmm_matrix_export_scales(bsrmm_matrix_t matrix, bsrmm_scale_kind* kind,
+                                        int64_t* count, float* data) {
+  return guarded(__func__, [&] {
+    const BsrMatrix& m = *require(matrix, "matrix").matrix;
+    bsrmm_scale_kind& kind_out = require(kind, "kind");
+    int64_t& count_out = require(count, "count");
+    if (m.scales() == nullptr) {
+      bsrmm::detail::invalid_argument("matrix is ", bsrmm::detail::name(m.dtype()),
+                                      ": only fp8 matrices have scales");
+    }
+    kind_out = m.scales()->kind;
+    count_out = static_cast<int64_t>(m.scales()->values.size());
+    if (data != nullptr && count_out > 0)
+      std::memcpy(data, m.scales()->values.data(), m.scales()->values.size() * sizeof(float));
   });
 }
 
@@ -73,6 +114,11 @@ bsrmm_status bsrmm_matrix_to_dense(bsrmm_context_t ctx, bsrmm_matrix_t matrix, b
     bsrmm_context_s& context = require(ctx, "ctx");
     const BsrMatrix& m = *require(matrix, "matrix").matrix;
     const bsrmm_dense& target = require(out, "out");
+    if (bsrmm::detail::is_fp8(m.dtype())) {
+      bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED, "matrix is ", bsrmm::detail::name(m.dtype()),
+                          ": bsrmm_matrix_to_dense writes a matrix's own dtype, and fp8 values "
+                          "without their scales are not the matrix (export values and scales)");
+    }
     bsrmm::matrix::to_dense(m, target, context.device, bsrmm::api::stream_of(context));
   });
 }
@@ -86,7 +132,7 @@ bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t matrix, bs
     std::vector<unsigned char> values(m.value_bytes());
     m.copy_values_to_host(values.data());
     result = wrap(BsrMatrix::from_host(m.structure(), m.dtype(), values.data(), context.device,
-                                       bsrmm::api::stream_of(context)));
+                                       bsrmm::api::stream_of(context), m.scales()));
   });
 }
 

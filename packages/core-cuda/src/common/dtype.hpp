@@ -9,9 +9,19 @@
 
 namespace bsrmm::detail {
 
+// The dtypes every entry point takes. The fp8 ones are bsrmm_dtypes too, but only A's values
+// (bsrmm_matrix_create_scaled) and B of a multiply may hold them: each of those accepts them
+// explicitly (is_fp8), everything else rejects them through is_valid.
 inline bool is_valid(bsrmm_dtype dtype) {
   return dtype == BSRMM_DTYPE_F32 || dtype == BSRMM_DTYPE_F16 || dtype == BSRMM_DTYPE_BF16 ||
          dtype == BSRMM_DTYPE_F64;
+}
+inline bool is_fp8(bsrmm_dtype dtype) {
+  return dtype == BSRMM_DTYPE_FLOAT8_E4M3 || dtype == BSRMM_DTYPE_FLOAT8_E5M2;
+}
+inline bool is_valid(bsrmm_scale_kind kind) {
+  return kind == BSRMM_SCALE_PER_TENSOR || kind == BSRMM_SCALE_PER_BLOCK ||
+         kind == BSRMM_SCALE_PER_BLOCK_ROW || kind == BSRMM_SCALE_PER_COLUMN;
 }
 inline bool is_valid(bsrmm_layout layout) {
   return layout == BSRMM_LAYOUT_ROW_MAJOR || layout == BSRMM_LAYOUT_COL_MAJOR;
@@ -30,6 +40,8 @@ inline std::size_t element_size(bsrmm_dtype dtype) {
   switch (dtype) {
     case BSRMM_DTYPE_F64: return 8;
     case BSRMM_DTYPE_F32: return 4;
+    case BSRMM_DTYPE_FLOAT8_E4M3:
+    case BSRMM_DTYPE_FLOAT8_E5M2: return 1;
     default: return 2;
   }
 }
@@ -41,8 +53,26 @@ inline const char* name(bsrmm_dtype dtype) {
     case BSRMM_DTYPE_F16: return "f16";
     case BSRMM_DTYPE_BF16: return "bf16";
     case BSRMM_DTYPE_F64: return "f64";
+    case BSRMM_DTYPE_FLOAT8_E4M3: return "float8_e4m3";
+    case BSRMM_DTYPE_FLOAT8_E5M2: return "float8_e5m2";
   }
   return "invalid dtype";
+}
+inline const char* name(bsrmm_scale_kind kind) {
+  switch (kind) {
+    case BSRMM_SCALE_PER_TENSOR: return "PER_TENSOR";
+    case BSRMM_SCALE_PER_BLOCK: return "PER_BLOCK";
+    case BSRMM_SCALE_PER_BLOCK_ROW: return "PER_BLOCK_ROW";
+    case BSRMM_SCALE_PER_COLUMN: return "PER_COLUMN";
+  }
+  return "invalid scale kind";
+}
+// The message tail for a dtype field holding a value that is not valid there.
+inline const char* dtype_rule(bsrmm_dtype dtype) {
+  return is_fp8(dtype) ? " is fp8, which only A's values (bsrmm_matrix_create_scaled) and B of "
+                         "bsrmm_matmul may be"
+                       : " is not a bsrmm_dtype (0 = F32, 1 = F16, 2 = BF16, 3 = F64, "
+                         "4 = FLOAT8_E4M3, 5 = FLOAT8_E5M2)";
 }
 inline const char* name(bsrmm_layout layout) {
   return layout == BSRMM_LAYOUT_ROW_MAJOR ? "row-major" : "column-major";

@@ -1,5 +1,6 @@
 #include "cpu_backend.hpp"
 
+#include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "../tune/cpu_identity.hpp"
 #include "blas_library.hpp"
@@ -40,6 +41,9 @@ const void* dense_values(const MatmulArgs& args) {
   return args.a_dense->get(nullptr);
 }
 
+// fp8 operands run only on the reference (the fast variants read f32/f16/bf16/f64).
+bool fp8_operands(const MatmulArgs& args) { return detail::is_fp8(args.a.dtype); }
+
 }  // namespace
 
 std::vector<std::string> variant_names() {
@@ -60,7 +64,13 @@ const DenseDecision& CpuBackend::dense_decision(const MatmulArgs& args) {
 std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate& run) {
   std::string variant = run.variant;
   const void* dense_a = nullptr;
-  if (variant.empty()) {
+  if (fp8_operands(args)) {
+    if (variant.empty()) variant = reference_variant;
+    if (variant != reference_variant)
+      detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant, "' does not take ",
+                   detail::name(args.a.dtype), " operands: on the CPU only ", reference_variant,
+                   " multiplies fp8");
+  } else if (variant.empty()) {
     // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else rowwise
     // for tiny blocks where it wins (rowwise.cpp), else blocked (also when the dense copy finds
     // no memory).
@@ -108,7 +118,10 @@ std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& 
   // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46); elsewhere the
   // blocked variant, and rowwise after it where it can run at N > 1.
   std::vector<const char*> variants;
-  if (rowwise_preferred(args)) {
+  if (fp8_operands(args)) {
+    // The one fp8 variant: only its thread count is left to measure.
+    variants.push_back(reference_variant);
+  } else if (rowwise_preferred(args)) {
     variants.push_back(rowwise_variant);
   } else {
     variants.push_back(blocked_variant);

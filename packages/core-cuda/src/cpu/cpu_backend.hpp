@@ -44,7 +44,10 @@ constexpr const char* rowwise_variant = "cpu_rowwise_simd";
 
 std::vector<std::string> variant_names();
 
+// Every dtype, fp8 included: fp8 operands (A and B both fp8, C f32/f16/bf16) run through
+// reference_fp8_rows (reference_fp8.cpp), the only CPU path that takes them.
 void matmul_reference(const MatmulArgs& args, detail::ThreadPool& pool);
+void reference_fp8_rows(const MatmulArgs& args, int64_t row_begin, int64_t row_end);
 // `workspace` (host memory) is grown as needed and kept for the next call.
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
 // With the given instruction set's kernels (blocked_rows.hpp; tests run each).

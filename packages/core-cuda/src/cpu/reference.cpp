@@ -1,5 +1,5 @@
 // cpu_reference_f64acc: the obvious loops, accumulating in f64 whatever the dtype. Slow by
-// design; it exists to be easy to trust.
+// design; it exists to be easy to trust. fp8 operands go to reference_fp8.cpp.
 #include "../common/half.hpp"
 #include "cpu_backend.hpp"
 #include "epilogue.hpp"
@@ -59,6 +59,8 @@ void matmul_reference(const MatmulArgs& args, detail::ThreadPool& pool) {
       case BSRMM_DTYPE_F64: reference_rows<double>(args, range.begin, range.end); break;
       case BSRMM_DTYPE_F16: reference_rows<f16_t>(args, range.begin, range.end); break;
       case BSRMM_DTYPE_BF16: reference_rows<bf16_t>(args, range.begin, range.end); break;
+      case BSRMM_DTYPE_FLOAT8_E4M3:
+      case BSRMM_DTYPE_FLOAT8_E5M2: reference_fp8_rows(args, range.begin, range.end); break;
     }
   });
 }

@@ -203,6 +203,8 @@ void sddmm_blocked(const SddmmArgs& args, detail::ThreadPool& pool, detail::Buff
     case BSRMM_DTYPE_F16: run<f16_t, float>(args, pool, workspace); break;
     case BSRMM_DTYPE_BF16: run<bf16_t, float>(args, pool, workspace); break;
     case BSRMM_DTYPE_F64: run<double, double>(args, pool, workspace); break;
+    case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: fp8 SDDMM operands are refused
+    case BSRMM_DTYPE_FLOAT8_E5M2: break;
   }
 }
 

@@ -76,9 +76,10 @@ std::size_t BsrMatrix::value_bytes() const {
 }
 
 std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_t flags,
-                                             bsrmm_device target, void* stream) {
+                                             bsrmm_device target, void* stream,
+                                             const bsrmm_scales* scales) {
   validate_flags(flags);
-  const BsrShape shape = validate_shape(desc);
+  const BsrShape shape = validate_shape(desc, scales != nullptr);
   detail::check_device_exists(desc.device);
   detail::check_device_exists(target);
 
@@ -95,6 +96,11 @@ std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_
   const HostIndices col_idx =
       indices_on_host(desc.col_idx, shape.nnzb, desc.index_type, desc.device, stream, "desc.col_idx");
   ReadStructure read = read_structure(shape, row_ptr.host, col_idx.host, desc.index_type, flags);
+  std::shared_ptr<const ValueScales> value_scales;
+  if (scales != nullptr) {
+    value_scales = std::make_shared<const ValueScales>(
+        read_matrix_scales(*scales, shape, read.block_source, stream, "scales"));
+  }
 
   const std::size_t element_bytes = detail::element_size(desc.dtype);
   const std::size_t bytes = static_cast<std::size_t>(shape.value_count()) * element_bytes;
@@ -114,7 +120,8 @@ std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_
     const std::vector<unsigned char> sorted = gather_blocks(
         source.data(), read.block_source,
         static_cast<std::size_t>(shape.block_elements()) * element_bytes);
-    return from_host(std::move(read.structure), desc.dtype, sorted.data(), target, stream);
+    return from_host(std::move(read.structure), desc.dtype, sorted.data(), target, stream,
+                     std::move(value_scales));
   }
 
   Buffer values;
@@ -124,18 +131,24 @@ std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_
     values = Buffer::allocate(bytes, target);
     detail::copy_bytes(values.data(), target, desc.values, desc.device, bytes, stream);
   }
-  return assemble(std::move(read.structure), desc.dtype, std::move(values), stream);
+  std::unique_ptr<BsrMatrix> matrix =
+      assemble(std::move(read.structure), desc.dtype, std::move(values), stream);
+  matrix->scales_ = std::move(value_scales);
+  return matrix;
 }
 
 std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dtype dtype,
                                                 const void* host_values, bsrmm_device target,
-                                                void* stream) {
+                                                void* stream,
+                                                std::shared_ptr<const ValueScales> scales) {
   const std::size_t bytes =
       static_cast<std::size_t>(structure.shape.value_count()) * detail::element_size(dtype);
   Buffer values = Buffer::allocate(bytes, target);
   detail::copy_bytes(values.data(), target, host_values, bsrmm_device{BSRMM_DEVICE_CPU, 0}, bytes,
                      stream);
-  return assemble(std::move(structure), dtype, std::move(values), stream);
+  std::unique_ptr<BsrMatrix> matrix = assemble(std::move(structure), dtype, std::move(values), stream);
+  matrix->scales_ = std::move(scales);
+  return matrix;
 }
 
 std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
@@ -164,6 +177,11 @@ std::unique_ptr<BsrMatrix> BsrMatrix::with_values(const void* values, bsrmm_devi
   if ((flags & ~uint32_t{BSRMM_CREATE_BORROW_VALUES}) != 0) {
     invalid_argument("flags = ", flags, " has bits bsrmm_matrix_with_values does not take (only",
                      " BSRMM_CREATE_BORROW_VALUES = 2: the structure is already validated and sorted)");
+  }
+  if (detail::is_fp8(dtype_)) {
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "like is ", detail::name(dtype_),
+                 ": new fp8 values need new scales; create the matrix with "
+                 "bsrmm_matrix_create_scaled");
   }
   if (!detail::same_device(target, device())) {
     invalid_argument("like is on ", detail::describe(device()), " but the context is on ",

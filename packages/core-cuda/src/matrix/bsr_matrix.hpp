@@ -11,6 +11,7 @@
 
 #include "../device/buffer.hpp"
 #include "bsr_structure.hpp"
+#include "value_scales.hpp"
 
 #include <bsrmm/bsrmm.h>
 
@@ -37,13 +38,17 @@ class BsrMatrix {
  public:
   // Validates `desc` (its arrays live on desc.device) and stores the matrix on `target`.
   // `stream` orders the copies on a CUDA target; construction waits for them to finish so
-  // the matrix is ready on any stream.
+  // the matrix is ready on any stream. An fp8 desc needs `scales` (bsrmm_matrix_create_scaled);
+  // other dtypes take none.
   static std::unique_ptr<BsrMatrix> create(const bsrmm_bsr_desc& desc, uint32_t flags,
-                                           bsrmm_device target, void* stream);
-  // A matrix from a validated structure and host values (row-major blocks, in structure order).
+                                           bsrmm_device target, void* stream,
+                                           const bsrmm_scales* scales = nullptr);
+  // A matrix from a validated structure and host values (row-major blocks, in structure order),
+  // with the scales of fp8 values.
   static std::unique_ptr<BsrMatrix> from_host(BsrStructure structure, bsrmm_dtype dtype,
                                               const void* host_values, bsrmm_device target,
-                                              void* stream);
+                                              void* stream,
+                                              std::shared_ptr<const ValueScales> scales = nullptr);
   // A matrix whose values are already on `values.device()`.
   static std::unique_ptr<BsrMatrix> assemble(BsrStructure structure, bsrmm_dtype dtype,
                                              detail::Buffer values, void* stream);
@@ -51,6 +56,7 @@ class BsrMatrix {
   // this matrix's order) on `values_device`: copied, or used in place with
   // BSRMM_CREATE_BORROW_VALUES. Checks that `target` (the caller's context) is device(). Shares
   // the structure and its plan parts; the value-derived ones (transposed, dense copy) start empty.
+  // UNSUPPORTED for fp8 matrices (new values need new scales).
   std::unique_ptr<BsrMatrix> with_values(const void* values, bsrmm_device values_device,
                                          uint32_t flags, bsrmm_device target, void* stream) const;
   ~BsrMatrix();
@@ -62,6 +68,8 @@ class BsrMatrix {
   bsrmm_dtype dtype() const { return dtype_; }
   bsrmm_device device() const { return values_.device(); }
   std::size_t value_bytes() const;
+  // The scales of fp8 values (null for other dtypes); shared by copies of the matrix.
+  const std::shared_ptr<const ValueScales>& scales() const { return scales_; }
 
   // On device(): values always; row_ptr and col_idx mirrors for CUDA matrices only.
   const detail::Buffer& values() const { return values_; }
@@ -81,6 +89,7 @@ class BsrMatrix {
   std::shared_ptr<SharedStructure> shared_;
   bsrmm_dtype dtype_;
   detail::Buffer values_;
+  std::shared_ptr<const ValueScales> scales_;
   std::unique_ptr<Plan> plan_;
 };
 

@@ -123,10 +123,18 @@ void validate_flags(uint32_t flags) {
   }
 }
 
-BsrShape validate_shape(const bsrmm_bsr_desc& desc) {
-  if (!detail::is_valid(desc.dtype)) {
+BsrShape validate_shape(const bsrmm_bsr_desc& desc, bool fp8_allowed) {
+  if (detail::is_fp8(desc.dtype) && !fp8_allowed) {
+    invalid_argument("desc.dtype = ", detail::name(desc.dtype),
+                     " needs scales: create fp8 matrices with bsrmm_matrix_create_scaled");
+  }
+  if (fp8_allowed && !detail::is_fp8(desc.dtype)) {
     invalid_argument("desc.dtype = ", static_cast<int>(desc.dtype),
-                     " is not a bsrmm_dtype (0 = F32, 1 = F16, 2 = BF16, 3 = F64)");
+                     " is not fp8 (4 = FLOAT8_E4M3, 5 = FLOAT8_E5M2): only fp8 values take "
+                     "scales (create this matrix with bsrmm_matrix_create)");
+  }
+  if (!detail::is_valid(desc.dtype) && !detail::is_fp8(desc.dtype)) {
+    invalid_argument("desc.dtype = ", static_cast<int>(desc.dtype), detail::dtype_rule(desc.dtype));
   }
   if (!detail::is_valid(desc.index_type)) {
     invalid_argument("desc.index_type = ", static_cast<int>(desc.index_type),

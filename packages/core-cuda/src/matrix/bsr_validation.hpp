@@ -13,8 +13,9 @@
 namespace bsrmm::matrix {
 
 // Sizes, block shape, enum values, pointer presence and overflow of the value array's size.
-// Reads no array.
-BsrShape validate_shape(const bsrmm_bsr_desc& desc);
+// Reads no array. An fp8 dtype is INVALID_ARGUMENT unless `fp8_allowed`
+// (bsrmm_matrix_create_scaled), which also requires one.
+BsrShape validate_shape(const bsrmm_bsr_desc& desc, bool fp8_allowed = false);
 
 // A block side must lie in 1..max_block_side; `name` is the argument ("desc.block_height").
 void check_block_side(int32_t side, const char* name);

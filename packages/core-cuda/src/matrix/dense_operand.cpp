@@ -11,10 +11,14 @@ namespace bsrmm::matrix {
 
 using detail::invalid_argument;
 
-void validate_dense(const bsrmm_dense& dense, const char* name) {
-  if (!detail::is_valid(dense.dtype)) {
+void validate_dense(const bsrmm_dense& dense, const char* name, bool fp8_allowed) {
+  if (detail::is_fp8(dense.dtype) && !fp8_allowed) {
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, name, ".dtype = ", detail::name(dense.dtype),
+                 detail::dtype_rule(dense.dtype));
+  }
+  if (!detail::is_valid(dense.dtype) && !detail::is_fp8(dense.dtype)) {
     invalid_argument(name, ".dtype = ", static_cast<int>(dense.dtype),
-                     " is not a bsrmm_dtype (0 = F32, 1 = F16, 2 = BF16, 3 = F64)");
+                     detail::dtype_rule(dense.dtype));
   }
   if (!detail::is_valid(dense.layout)) {
     invalid_argument(name, ".layout = ", static_cast<int>(dense.layout),

@@ -10,8 +10,9 @@
 
 namespace bsrmm::matrix {
 
-// `name` is how messages call the operand ("B", "C", "dense", "out").
-void validate_dense(const bsrmm_dense& dense, const char* name);
+// `name` is how messages call the operand ("B", "C", "dense", "out"). An fp8 dtype is
+// UNSUPPORTED unless `fp8_allowed` (B of a multiply).
+void validate_dense(const bsrmm_dense& dense, const char* name, bool fp8_allowed = false);
 
 inline bool is_empty(const bsrmm_dense& dense) { return dense.rows == 0 || dense.cols == 0; }
 

@@ -50,6 +50,8 @@ ProblemShape describe_problem(const std::string& arch, const matrix::BsrMatrix& 
   ProblemShape problem;
   problem.arch = arch;
   problem.dtype = op_a.dtype();
+  problem.b_dtype = b.dtype;
+  problem.c_dtype = c.dtype;
   problem.f32_mode = f32_mode;
   problem.b_layout = b.layout;
   problem.c_layout = c.layout;
@@ -93,6 +95,8 @@ int skew_exponent(const ProblemShape& shape) {
 std::string problem_key(const ProblemShape& shape, const std::vector<std::string>& candidate_labels) {
   std::ostringstream key;
   key << "arch=" << shape.arch << "|dtype=" << detail::name(shape.dtype);
+  if (shape.b_dtype != shape.dtype || shape.c_dtype != shape.dtype)
+    key << "*" << detail::name(shape.b_dtype) << "->" << detail::name(shape.c_dtype);
   // Only f32 on a GPU has a choice of arithmetic; elsewhere the mode changes nothing.
   if (shape.dtype == BSRMM_DTYPE_F32 && shape.arch != "cpu")
     key << "|f32=" << (shape.f32_mode == BSRMM_F32_TF32 ? "tf32" : "exact");

@@ -20,7 +20,9 @@ namespace bsrmm::tuner {
 
 struct ProblemShape {
   std::string arch;  // "cpu" or "sm_90"
-  bsrmm_dtype dtype = BSRMM_DTYPE_F32;
+  bsrmm_dtype dtype = BSRMM_DTYPE_F32;  // A's; B and C share it unless A is fp8
+  bsrmm_dtype b_dtype = BSRMM_DTYPE_F32;
+  bsrmm_dtype c_dtype = BSRMM_DTYPE_F32;
   bsrmm_f32_mode f32_mode = BSRMM_F32_EXACT;
   bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR;
   bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR;
@@ -47,6 +49,7 @@ int64_t size_bucket(int64_t value);
 int density_exponent(const ProblemShape& shape);  // round(log2(nnzb / blocks)); -99 when empty
 int skew_exponent(const ProblemShape& shape);     // round(log2(max / mean blocks per row))
 
+// An fp8 multiply names all three dtypes: "dtype=float8_e4m3*float8_e5m2->bf16".
 // "arch=sm_90|dtype=f16|op=N|B=row|C=row|block=64x64|m=8192|k=8192|n=4096|density=2^-3|
 //  skew=2^0|epilogue=none|aligned=1|candidates=7:3f2a9c01" (one line).
 std::string problem_key(const ProblemShape& shape, const std::vector<std::string>& candidate_labels);

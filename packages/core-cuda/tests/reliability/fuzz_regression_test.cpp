@@ -30,10 +30,12 @@ template <typename Enum>
 constexpr bool int_based = std::is_same_v<std::underlying_type_t<Enum>, int>;
 static_assert(int_based<bsrmm_status> && int_based<bsrmm_dtype> && int_based<bsrmm_index_type> &&
                   int_based<bsrmm_layout> && int_based<bsrmm_op> && int_based<bsrmm_device_type> &&
-                  int_based<bsrmm_f32_mode> && int_based<bsrmm_activation> && int_based<bsrmm_tuning_mode>,
+                  int_based<bsrmm_f32_mode> && int_based<bsrmm_activation> && int_based<bsrmm_tuning_mode> &&
+                  int_based<bsrmm_scale_kind>,
               "every C ABI enum must have the fixed underlying type int in C++ (see above)");
 
-const int wild_values[] = {83, -1, 4, INT_MIN, INT_MAX};
+// 6: one past the last dtype (4 and 5 are the fp8 ones, which fp8_rules_test.cpp covers).
+const int wild_values[] = {83, -1, 6, INT_MIN, INT_MAX};
 
 bool rejected_naming(bsrmm_status status, const std::string& words) {
   return status == BSRMM_STATUS_INVALID_ARGUMENT && std::string(bsrmm_last_error()).find(words) != std::string::npos;

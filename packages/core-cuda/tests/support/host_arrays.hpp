@@ -4,6 +4,7 @@
 // whether the library read or wrote them.
 #pragma once
 
+#include "../../src/common/float8.hpp"
 #include "../../src/common/half.hpp"
 
 #include <bsrmm/bsrmm.h>
@@ -16,8 +17,35 @@
 
 namespace bsrmm::test {
 
+inline bool is_fp8(bsrmm_dtype dtype) {
+  return dtype == BSRMM_DTYPE_FLOAT8_E4M3 || dtype == BSRMM_DTYPE_FLOAT8_E5M2;
+}
+
 inline size_t dtype_size(bsrmm_dtype dtype) {
+  if (is_fp8(dtype)) return 1;
   return dtype == BSRMM_DTYPE_F64 ? 8 : dtype == BSRMM_DTYPE_F32 ? 4 : 2;
+}
+
+inline double fp8_value(bsrmm_dtype dtype, uint8_t bits) {
+  return dtype == BSRMM_DTYPE_FLOAT8_E4M3 ? detail::to_double(detail::f8e4m3_t{bits})
+                                          : detail::to_double(detail::f8e5m2_t{bits});
+}
+// The fp8 byte nearest `value` (NaN for NaN): a search of all 256 codes, slow and obviously right
+// (ties, which random test values do not hit, go to the first code found).
+inline uint8_t fp8_bits(bsrmm_dtype dtype, double value) {
+  if (std::isnan(value)) return 0x7f;
+  int best = 0;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int bits = 0; bits < 256; ++bits) {
+    const double candidate = fp8_value(dtype, static_cast<uint8_t>(bits));
+    if (std::isnan(candidate)) continue;
+    const double error = candidate == value ? 0.0 : std::fabs(candidate - value);
+    if (error < best_error) {
+      best_error = error;
+      best = bits;
+    }
+  }
+  return static_cast<uint8_t>(best);
 }
 
 // Stores `value` (already representable) at `slot` in `dtype`.
@@ -39,6 +67,8 @@ inline void store(bsrmm_dtype dtype, void* slot, double value) {
       std::memcpy(slot, &h, 2);
       break;
     }
+    case BSRMM_DTYPE_FLOAT8_E4M3:
+    case BSRMM_DTYPE_FLOAT8_E5M2: *static_cast<uint8_t*>(slot) = fp8_bits(dtype, value); break;
   }
 }
 
@@ -64,6 +94,8 @@ inline double load(bsrmm_dtype dtype, const void* slot) {
       std::memcpy(&h, slot, 2);
       return detail::bf16_bits_to_f32(h);
     }
+    case BSRMM_DTYPE_FLOAT8_E4M3:
+    case BSRMM_DTYPE_FLOAT8_E5M2: return fp8_value(dtype, *static_cast<const uint8_t*>(slot));
   }
   return 0;
 }

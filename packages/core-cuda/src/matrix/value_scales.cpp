@@ -1,0 +1,108 @@
+#include "value_scales.hpp"
+
+#include "../common/dtype.hpp"
+#include "../common/error.hpp"
+#include "../device/device_runtime.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace bsrmm::matrix {
+
+using detail::invalid_argument;
+
+namespace {
+
+// The caller's struct up to the fields this version knows (a newer caller's is longer).
+bsrmm_scales read_struct(const bsrmm_scales& given, const char* what) {
+  if (given.struct_size < sizeof(bsrmm_scales)) {
+    invalid_argument(what, "->struct_size = ", given.struct_size, " < ", sizeof(bsrmm_scales),
+                     " (initialise it with bsrmm_scales_default())");
+  }
+  bsrmm_scales scales;
+  std::memcpy(&scales, &given, sizeof(scales));
+  if (!detail::is_valid(scales.kind)) {
+    invalid_argument(what, "->kind = ", static_cast<int>(scales.kind),
+                     " is not a bsrmm_scale_kind (0 = PER_TENSOR, 1 = PER_BLOCK, "
+                     "2 = PER_BLOCK_ROW, 3 = PER_COLUMN)");
+  }
+  return scales;
+}
+
+ValueScales copy_checked(const bsrmm_scales& scales, int64_t expected, const char* expected_why,
+                         void* stream, const char* what) {
+  if (scales.count != expected) {
+    invalid_argument(what, "->count = ", scales.count, " but ", detail::name(scales.kind),
+                     " scales of this operand are ", expected, " (", expected_why, ")");
+  }
+  if (scales.data == nullptr) invalid_argument(what, "->data is NULL but ", expected, " scales are needed");
+  if (reinterpret_cast<std::uintptr_t>(scales.data) % alignof(float) != 0)
+    invalid_argument(what, "->data is not aligned to 4 bytes (the size of a float)");
+  detail::check_device_exists(scales.device);
+  detail::check_pointer_on(scales.data, scales.device, what);
+  ValueScales out;
+  out.kind = scales.kind;
+  out.values.resize(static_cast<size_t>(expected));
+  detail::copy_bytes(out.values.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0}, scales.data,
+                     scales.device, out.values.size() * sizeof(float), stream);
+  for (size_t i = 0; i < out.values.size(); ++i) {
+    if (!std::isfinite(out.values[i]))
+      invalid_argument(what, "->data[", i, "] = ", out.values[i], " is not finite");
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t matrix_scale_count(bsrmm_scale_kind kind, const BsrShape& shape) {
+  switch (kind) {
+    case BSRMM_SCALE_PER_TENSOR: return 1;
+    case BSRMM_SCALE_PER_BLOCK: return shape.nnzb;
+    case BSRMM_SCALE_PER_BLOCK_ROW: return shape.block_row_count;
+    case BSRMM_SCALE_PER_COLUMN: break;
+  }
+  return -1;
+}
+
+int64_t dense_scale_count(bsrmm_scale_kind kind, int64_t columns) {
+  if (kind == BSRMM_SCALE_PER_TENSOR) return 1;
+  if (kind == BSRMM_SCALE_PER_COLUMN) return columns;
+  return -1;
+}
+
+ValueScales read_matrix_scales(const bsrmm_scales& given, const BsrShape& shape,
+                               const std::vector<int64_t>& block_source, void* stream,
+                               const char* what) {
+  const bsrmm_scales scales = read_struct(given, what);
+  const int64_t expected = matrix_scale_count(scales.kind, shape);
+  if (expected < 0) {
+    invalid_argument(what, "->kind = ", detail::name(scales.kind),
+                     " is for B; A's scales are PER_TENSOR, PER_BLOCK or PER_BLOCK_ROW");
+  }
+  const char* why = scales.kind == BSRMM_SCALE_PER_BLOCK       ? "desc.nnzb"
+                    : scales.kind == BSRMM_SCALE_PER_BLOCK_ROW ? "desc.rows / desc.block_height"
+                                                               : "one per tensor";
+  ValueScales out = copy_checked(scales, expected, why, stream, what);
+  if (scales.kind == BSRMM_SCALE_PER_BLOCK && !block_source.empty()) {
+    std::vector<float> sorted(out.values.size());
+    for (size_t i = 0; i < block_source.size(); ++i)
+      sorted[i] = out.values[static_cast<size_t>(block_source[i])];
+    out.values = std::move(sorted);
+  }
+  return out;
+}
+
+ValueScales read_dense_scales(const bsrmm_scales& given, int64_t columns, void* stream,
+                              const char* what) {
+  const bsrmm_scales scales = read_struct(given, what);
+  const int64_t expected = dense_scale_count(scales.kind, columns);
+  if (expected < 0) {
+    invalid_argument(what, "->kind = ", detail::name(scales.kind),
+                     " is for A; B's scales are PER_TENSOR or PER_COLUMN");
+  }
+  return copy_checked(scales, expected,
+                      scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor", stream,
+                      what);
+}
+
+}  // namespace bsrmm::matrix
