@@ -3,6 +3,7 @@
 // one warp's 16 columns, both layouts of B and C, unaligned B, long and empty block rows, the
 // epilogue; and the heuristic's pick at small N. Each product is checked against float64 with
 // C poisoned first (gpu_test_support).
+#include "cuda/narrow/packed_shape.hpp"
 #include "gpu_test_support.hpp"
 
 #include <string>
@@ -10,6 +11,8 @@
 
 namespace bsrmm::test {
 namespace {
+
+namespace narrow = bsrmm::cuda::narrow;
 
 struct Shape {
   int32_t height;
@@ -111,6 +114,149 @@ TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowKernel,
+                         ::testing::Values(BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16,
+                                           BSRMM_DTYPE_F64),
+                         [](const ::testing::TestParamInfo<bsrmm_dtype>& info) {
+                           return std::string(dtype_label(info.param));
+                         });
+
+// ---- the packed-rows kernel (packed_rows_kernel.cuh): tiny blocks at N <= 4 ----
+
+int32_t element_bytes(bsrmm_dtype dtype) {
+  return dtype == BSRMM_DTYPE_F64 ? 8 : dtype == BSRMM_DTYPE_F32 ? 4 : 2;
+}
+
+int32_t accumulator_bytes(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_F64 ? 8 : 4; }
+
+narrow::PackedShape packed_shape(bsrmm_dtype dtype, int32_t height, int32_t width, int64_t n) {
+  return narrow::choose_packed_shape(height, width, element_bytes(dtype), accumulator_bytes(dtype),
+                                     n <= 1 ? 1 : n <= 2 ? 2 : 4);
+}
+
+// The block sides of finite-element and stencil codes (unknowns per node).
+bool common_side(int32_t side) { return side <= 4 || side == 6 || side == 8; }
+
+// The lane map, on the host: an iteration is whole blocks and whole 16-byte chunks, a period
+// starts 16-byte aligned, at least 16 lanes load, the accumulators fit; and every block shape
+// the kernel exists for (sides 1-4, 6, 8 in any pairing, 5x3) has a map at every N <= 4. (5x7
+// or 7x7 have none: a period of 35 or 49 chunks fits no 16-32 lanes x 1-4 rounds.)
+TEST(NarrowPackedShape, IterationsCoverWholeBlocksAndTinyBlocksAlwaysMap) {
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F64, BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16}) {
+    for (int32_t height = 1; height <= 17; ++height) {
+      for (int32_t width = 1; width <= 17; ++width) {
+        for (int64_t n = 1; n <= 4; ++n) {
+          const narrow::PackedShape shape = packed_shape(dtype, height, width, n);
+          const int64_t block = int64_t(height) * width;
+          SCOPED_TRACE(std::string(dtype_label(dtype)) + " " + std::to_string(height) + "x" +
+                       std::to_string(width) + " N " + std::to_string(n));
+          if ((common_side(height) && common_side(width)) || (height == 5 && width == 3) || (height == 3 && width == 5)) {
+            EXPECT_TRUE(shape.ok());
+          }
+          if (height > narrow::kPackedMaxHeight) {
+            EXPECT_FALSE(shape.ok());
+          }
+          if (!shape.ok()) continue;
+          const int64_t iteration = int64_t(shape.lanes) * shape.rounds * shape.vec;
+          EXPECT_EQ(shape.vec * element_bytes(dtype), 16);
+          EXPECT_EQ(iteration % block, 0);
+          EXPECT_EQ(iteration / block, shape.iteration_blocks);
+          EXPECT_EQ(int64_t(shape.period_blocks) * block * element_bytes(dtype) % 16, 0);
+          EXPECT_EQ(shape.iteration_blocks % shape.period_blocks, 0);
+          EXPECT_GE(shape.lanes, narrow::kPackedMinLanes);
+          EXPECT_LE(shape.lanes, 32);
+          EXPECT_LE(shape.rounds * shape.vec, narrow::kPackedMaxSlots);
+          EXPECT_LE(shape.rounds * shape.vec * (n <= 1 ? 1 : n <= 2 ? 2 : 4) * accumulator_bytes(dtype),
+                    narrow::kPackedAccBytes);
+        }
+      }
+    }
+  }
+}
+
+std::string packed_name(bsrmm_dtype dtype) { return "narrow_" + std::string(dtype_label(dtype)) + "_simt_packed"; }
+
+class NarrowPacked : public ::testing::TestWithParam<bsrmm_dtype> {};
+
+// Every block shape of the brief at N = 1-4, the layouts, paddings and epilogues rotated; rows
+// of 0 to ~5 blocks, so a row's first period starts inside the previous row's blocks (masked)
+// and odd block counts leave the array's last 16-byte chunk partial.
+TEST_P(NarrowPacked, TinyBlocksAtSmallNMatchFloat64) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  const std::vector<Shape> shapes = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {6, 6}, {8, 8},
+                                     {12, 12}, {16, 16}, {2, 7}, {7, 2}};
+  int run = 0;
+  int ran = 0;
+  for (const Shape& shape : shapes) {
+    for (int64_t n = 1; n <= 4; ++n) {
+      Problem problem;
+      problem.variant = packed_name(dtype);
+      problem.dtype = dtype;
+      problem.block_height = shape.height;
+      problem.block_width = shape.width;
+      problem.block_rows = 13 + run % 5;
+      problem.block_cols = 11;
+      problem.density = 0.4;
+      problem.empty_rows = run % 2 == 0;
+      problem.n = n;
+      problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
+      problem.b_ld_align = run % 4 == 2 ? 1 : 8;
+      problem.b_offset = run % 5 == 3 ? 1 : 0;
+      problem.beta = run % 4 == 1 ? 0.5 : 0.0;
+      problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
+      problem.bias = run % 2 == 0;
+      problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_RELU : BSRMM_ACTIVATION_NONE;
+      ++run;
+      if (!packed_shape(dtype, shape.height, shape.width, n).ok()) continue;
+      SCOPED_TRACE(problem.describe());
+      const Outcome outcome = run_and_check(problem);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(outcome.variant, problem.variant);
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 32);  // at least the 8 shapes up to 8 x 8 at 4 widths
+}
+
+// One very long block row among short and empty ones: many batches and the loads' tail, with
+// the epilogue; a transposed A (the library hands the kernel the transpose's BSR).
+TEST_P(NarrowPacked, LongRowsAndTransposeMatchFloat64) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  for (const Shape& shape : std::vector<Shape>{{1, 1}, {3, 3}, {4, 4}, {8, 8}}) {
+    for (int64_t n : {int64_t(1), int64_t(2), int64_t(4)}) {
+      Problem problem;
+      problem.variant = packed_name(dtype);
+      problem.dtype = dtype;
+      problem.block_height = shape.height;
+      problem.block_width = shape.width;
+      problem.block_rows = 4;
+      problem.block_cols = shape.width == 1 ? 3000 : 400;
+      problem.density = 0.85;
+      problem.empty_rows = true;
+      problem.n = n;
+      problem.beta = 0.25;
+      problem.bias = true;
+      problem.alpha = 0.75;
+      SCOPED_TRACE(problem.describe());
+      EXPECT_EQ(run_and_check(problem).variant, problem.variant);
+      if (HasFatalFailure()) return;
+      Problem transposed = problem;
+      transposed.block_rows = 30;
+      transposed.block_cols = 7;
+      transposed.density = 0.5;
+      transposed.op = BSRMM_OP_TRANSPOSE;
+      transposed.c_layout = BSRMM_LAYOUT_COL_MAJOR;
+      SCOPED_TRACE(transposed.describe());
+      EXPECT_EQ(run_and_check(transposed).variant, problem.variant);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowPacked,
                          ::testing::Values(BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16,
                                            BSRMM_DTYPE_F64),
                          [](const ::testing::TestParamInfo<bsrmm_dtype>& info) {

@@ -35,4 +35,19 @@ inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
   return block_height <= 8 && n >= kColumnLanesMinN;
 }
 
+// The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or
+// 4 columns of accumulators.
+inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
+
+// Blocks at most 8 x 8 at N <= 4: A is nearly all the bytes, and the packed kernel reads it in
+// whole 16-byte chunks with a batch of them in flight per lane from one read of row_ptr, where
+// the lanes-along-K kernel waits on each batch's block columns first and leaves lanes idle on
+// 3- and 6-wide blocks (prediction: docs/perf-log.md entry 44). Larger blocks at small N keep
+// the lanes-along-K default; the tuner times both.
+constexpr int64_t kPackedPreferredMaxN = 4;
+
+inline bool packed_preferred(int32_t block_height, int32_t block_width, int64_t n) {
+  return n <= kPackedPreferredMaxN && block_height <= 8 && block_width <= 8;
+}
+
 }  // namespace bsrmm::cuda::narrow

@@ -1,7 +1,8 @@
-// The narrow family's variants, three per dtype: `narrow_<dtype>_simt_warprows` (lanes along K,
+// The narrow family's variants, four per dtype: `narrow_<dtype>_simt_warprows` (lanes along K,
 // one warp per row slice), `_splitrows` (the same, a long slice's steps shared by up to 8 warps
-// of a CTA), both for every block shape, layout and leading dimension, and `_nlanes` (lanes
-// along N, blocks at most 8 high); f64 accumulates in f64. The load width and the rows a
+// of a CTA), both for every block shape, layout and leading dimension, `_nlanes` (lanes
+// along N, blocks at most 8 high) and `_packed` (a block row's packed values streamed in
+// 16-byte chunks, tiny blocks at N <= 4); f64 accumulates in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
 #include "../kernel_parts/simt_operands.cuh"
 #include "../runtime/cuda_check.hpp"
@@ -9,10 +10,12 @@
 #include "heuristic.hpp"
 #include "column_lanes_kernel.cuh"
 #include "narrow_kernel.cuh"
+#include "packed_rows_kernel.cuh"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <string>
 
 namespace bsrmm::cuda::narrow {
 namespace {
@@ -172,6 +175,98 @@ Variant column_lanes_variant(const char* name) {
   return Variant{name, &column_lanes_supports<T>, &column_lanes_launch<T>, &column_lanes_preference};
 }
 
+// ---- packed rows (packed_rows_kernel.cuh): tiny blocks at N <= 4 ----
+
+template <typename T>
+PackedShape packed_shape_for(const MatmulArgs& args) {
+  using Acc = typename Element<T>::Acc;
+  return choose_packed_shape(args.a.block_height, args.a.block_width, int32_t(sizeof(T)), int32_t(sizeof(Acc)),
+                             packed_cols(args.c.cols));
+}
+
+// Why the packed kernel refuses these arguments ("" where it takes them).
+template <typename T>
+std::string packed_refusal(const MatmulArgs& args, const DeviceTraits& device) {
+  if (!narrow_supports<T>(args, device)) return "operands of another dtype or misaligned";
+  if (args.c.cols > kPackedMaxCols) return "N above " + std::to_string(kPackedMaxCols);
+  if (!aligned_to(args.a.values, 16)) return "A's values not 16-byte aligned";
+  if (args.a.nnzb > INT32_MAX - (1 << 16)) return "more than 2^31 - 2^16 stored blocks";
+  if (!packed_shape_for<T>(args).ok())
+    return "no lane map for " + std::to_string(args.a.block_height) + "x" + std::to_string(args.a.block_width) +
+           " blocks at N = " + std::to_string(args.c.cols) + " (at most 16 high, 16 lanes busy)";
+  return "";
+}
+
+template <typename T>
+bool packed_supports(const MatmulArgs& args, const DeviceTraits& device) {
+  return packed_refusal<T>(args, device).empty();
+}
+
+template <typename T, int Rounds, int Cols>
+void packed_launch_with(const PackedParams<T>& p, int sm_count, cudaStream_t stream) {
+  if constexpr (!kPackedFits<T, Rounds, Cols>) {
+    detail::fail(BSRMM_STATUS_INTERNAL, "packed CUDA kernel: ", Rounds, " rounds x ", Cols,
+                 " columns exceed the accumulator budget");
+  } else {
+  // Persistent: as many CTAs as stay resident (warps then stride over the block rows).
+  static const int resident = [] {
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, packed_rows_kernel<T, Rounds, Cols>,
+                                                             kPackedThreads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return std::max(per_sm, 1);
+  }();
+  const int64_t needed = (p.block_row_count + kPackedWarps - 1) / kPackedWarps;
+  const int64_t ctas = std::min<int64_t>(needed, int64_t(resident) * std::max(sm_count, 1));
+  packed_rows_kernel<T, Rounds, Cols><<<unsigned(ctas), kPackedThreads, 0, stream>>>(p);
+  check_launch("packed_rows_kernel");
+  }
+}
+
+template <typename T, int Cols>
+void packed_launch_rounds(const PackedParams<T>& p, int rounds, int sm_count, cudaStream_t stream) {
+  switch (rounds) {
+    case 1: return packed_launch_with<T, 1, Cols>(p, sm_count, stream);
+    case 2: return packed_launch_with<T, 2, Cols>(p, sm_count, stream);
+    case 3: return packed_launch_with<T, 3, Cols>(p, sm_count, stream);
+    default: return packed_launch_with<T, 4, Cols>(p, sm_count, stream);
+  }
+}
+
+template <typename T>
+void packed_launch(const MatmulArgs& args, const DeviceTraits& device) {
+  if (args.c.rows == 0 || args.c.cols == 0 || args.a.block_row_count == 0) return;
+  const BsrView& a = args.a;
+  const PackedShape shape = packed_shape_for<T>(args);
+  const int cols = packed_cols(args.c.cols);
+  PackedParams<T> p{};
+  fill_operands<T>(p, args);
+  p.total_elems = a.nnzb * int64_t(a.block_height) * a.block_width;
+  p.lanes = shape.lanes;
+  p.iteration_blocks = shape.iteration_blocks;
+  p.period_blocks = shape.period_blocks;
+  const std::size_t run = std::min<std::size_t>(16, std::size_t(cols) * sizeof(T));
+  p.b_row_runs = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR && args.c.cols == cols && aligned_to(args.b.data, run) &&
+                 (std::size_t(args.b.ld) * sizeof(T)) % run == 0;
+  const auto stream = static_cast<cudaStream_t>(args.stream);
+  switch (cols) {
+    case 1: return packed_launch_rounds<T, 1>(p, shape.rounds, device.sm_count, stream);
+    case 2: return packed_launch_rounds<T, 2>(p, shape.rounds, device.sm_count, stream);
+    default: return packed_launch_rounds<T, 4>(p, shape.rounds, device.sm_count, stream);
+  }
+}
+
+int packed_preference(const MatmulArgs& args, const DeviceTraits&) {
+  return packed_preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 102 : 4;
+}
+
+template <typename T>
+Variant packed_variant(const char* name) {
+  Variant v{name, &packed_supports<T>, &packed_launch<T>, &packed_preference};
+  v.refusal = &packed_refusal<T>;
+  return v;
+}
+
 }  // namespace
 }  // namespace bsrmm::cuda::narrow
 
@@ -180,6 +275,7 @@ namespace bsrmm::cuda {
 std::vector<Variant> narrow_variants() {
   using narrow::column_lanes_variant;
   using narrow::narrow_variant;
+  using narrow::packed_variant;
   return {
       narrow_variant<float>("narrow_f32_simt_warprows", false),
       narrow_variant<__half>("narrow_f16_simt_warprows", false),
@@ -193,6 +289,10 @@ std::vector<Variant> narrow_variants() {
       column_lanes_variant<__half>("narrow_f16_simt_nlanes"),
       column_lanes_variant<__nv_bfloat16>("narrow_bf16_simt_nlanes"),
       column_lanes_variant<double>("narrow_f64_simt_nlanes"),
+      packed_variant<float>("narrow_f32_simt_packed"),
+      packed_variant<__half>("narrow_f16_simt_packed"),
+      packed_variant<__nv_bfloat16>("narrow_bf16_simt_packed"),
+      packed_variant<double>("narrow_f64_simt_packed"),
   };
 }
 
