@@ -336,7 +336,8 @@ def test_sddmm_torch_cuda_matches_float64(dtype):
             c = indices[b]
             want[b] = product[row * 16 : (row + 1) * 16, c * 16 : (c + 1) * 16]
             scale[b] = magnitude[row * 16 : (row + 1) * 16, c * 16 : (c + 1) * 16]
-    assert_matches(out.float().cpu().numpy(), want, scale, dtype, tokens)
+    # float64 all the way: out.float() would round an f64 result to f32 before the f64 tolerance.
+    assert_matches(out.to(torch.float64).cpu().numpy(), want, scale, dtype, tokens)
     ran = bsrmm.default_context("cuda:0").last_variant
     expected = "sm80_sddmm_" if dtype in ("float16", "bfloat16") else "cuda_sddmm_simt_"
     assert ran.startswith(expected), ran
