@@ -36,7 +36,7 @@ inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
 }
 
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or
-// 4 columns of accumulators.
+// 4 columns of accumulators (wider N in chunks of 4, each reading A again).
 inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
 
 // Blocks at most 8 x 8 at N <= 4: A is nearly all the bytes, and the packed kernel reads it in

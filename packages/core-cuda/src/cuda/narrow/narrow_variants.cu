@@ -188,12 +188,12 @@ PackedShape packed_shape_for(const MatmulArgs& args) {
 template <typename T>
 std::string packed_refusal(const MatmulArgs& args, const DeviceTraits& device) {
   if (!narrow_supports<T>(args, device)) return "operands of another dtype or misaligned";
-  if (args.c.cols > kPackedMaxCols) return "N above " + std::to_string(kPackedMaxCols);
   if (!aligned_to(args.a.values, 16)) return "A's values not 16-byte aligned";
   if (args.a.nnzb > INT32_MAX - (1 << 16)) return "more than 2^31 - 2^16 stored blocks";
+  if ((args.c.cols + kPackedMaxCols - 1) / kPackedMaxCols > INT32_MAX) return "N above 2^33";
   if (!packed_shape_for<T>(args).ok())
     return "no lane map for " + std::to_string(args.a.block_height) + "x" + std::to_string(args.a.block_width) +
-           " blocks at N = " + std::to_string(args.c.cols) + " (at most 16 high, 16 lanes busy)";
+           " blocks (at most 16 high, 16 of 32 lanes busy, accumulators within 32 registers)";
   return "";
 }
 
@@ -216,7 +216,7 @@ void packed_launch_with(const PackedParams<T>& p, int sm_count, cudaStream_t str
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     return std::max(per_sm, 1);
   }();
-  const int64_t needed = (p.block_row_count + kPackedWarps - 1) / kPackedWarps;
+  const int64_t needed = (p.block_row_count * p.column_chunks + kPackedWarps - 1) / kPackedWarps;
   const int64_t ctas = std::min<int64_t>(needed, int64_t(resident) * std::max(sm_count, 1));
   packed_rows_kernel<T, Rounds, Cols><<<unsigned(ctas), kPackedThreads, 0, stream>>>(p);
   check_launch("packed_rows_kernel");
@@ -246,7 +246,8 @@ void packed_launch(const MatmulArgs& args, const DeviceTraits& device) {
   p.iteration_blocks = shape.iteration_blocks;
   p.period_blocks = shape.period_blocks;
   const std::size_t run = std::min<std::size_t>(16, std::size_t(cols) * sizeof(T));
-  p.b_row_runs = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR && args.c.cols == cols && aligned_to(args.b.data, run) &&
+  p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
+  p.b_row_runs = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR && aligned_to(args.b.data, run) &&
                  (std::size_t(args.b.ld) * sizeof(T)) % run == 0;
   const auto stream = static_cast<cudaStream_t>(args.stream);
   switch (cols) {

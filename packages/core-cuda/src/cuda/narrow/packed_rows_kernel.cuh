@@ -1,5 +1,6 @@
-// The packed-rows kernel: C = op(A) B for tiny blocks (1 to 16 high, any shape) at N = 1 to 4,
-// the sparse matrix-vector products of finite-element and stencil codes. A is all but the whole
+// The packed-rows kernel: C = op(A) B for tiny blocks (1 to 16 high, any shape) at N = 1 to 4
+// (wider N in chunks of 4 columns, each reading A again), the sparse matrix-vector products of
+// finite-element and stencil codes. A is all but the whole
 // traffic there, so the kernel streams a block row's packed values as one array: a warp owns a
 // block row, its lanes read it in 16-byte chunks, contiguous across the warp, `Depth x Rounds`
 // chunks a lane issued before any is used (with the block columns beside them: neither depends
@@ -9,8 +10,8 @@
 //
 // Pieces: the slot map (packed_shape.hpp: an iteration covers whole blocks, so each of a lane's
 // chunk elements is the same row and column of a block in every iteration; decoded once per
-// thread), the scheduler (warps stride over the block rows, longest first where the plan ordered
-// them), the producer (the batch's chunks and block columns), the FMA loop (B gathered by block
+// thread), the scheduler (warps stride over block rows x column chunks, longest rows first where
+// the plan ordered them), the producer (the batch's chunks and block columns), the FMA loop (B gathered by block
 // column through the read-only cache), the epilogue (per output row, the lanes' slot sums added
 // by a butterfly of shuffles in a fixed order, then alpha/beta/bias/activation and one store).
 #pragma once
@@ -58,11 +59,12 @@ struct PackedParams {
   const T* b;
   int64_t b_row_step;  // elements between B[k][n] and B[k + 1][n]
   int64_t b_col_step;  // elements between B[k][n] and B[k][n + 1]
-  bool b_row_runs;     // B[k][0 .. Cols) is one aligned run (row-major B, n == Cols)
+  bool b_row_runs;     // B[k][n0 .. n0 + Cols) is one aligned run where the chunk is full (row-major B)
   T* c;
   int64_t ldc;
   bool c_col_major;
-  int64_t n;  // <= Cols
+  int64_t n;
+  int32_t column_chunks;  // ceil(n / Cols): N above 4 reads A once per 4 columns
   double alpha;
   double beta;
   const T* bias;
@@ -115,9 +117,16 @@ __global__ void __launch_bounds__(kPackedThreads, (kPackedMinBlocks<Rounds, Roun
       slots[u][j].bits = (uint32_t(block) << 20) | (uint32_t(row) << 16) | uint32_t(in_block - row * bw);
     }
 
+  // Work items: (block row, column chunk), the chunks of one block row in neighbouring warps so
+  // A's second read comes from L2.
   const int64_t warps = int64_t(gridDim.x) * kPackedWarps;
-  for (int64_t position = int64_t(blockIdx.x) * kPackedWarps + threadIdx.x / 32; position < p.block_row_count;
-       position += warps) {
+  const int64_t items = p.block_row_count * p.column_chunks;
+  for (int64_t item = int64_t(blockIdx.x) * kPackedWarps + threadIdx.x / 32; item < items; item += warps) {
+    const int64_t position = p.column_chunks == 1 ? item : item / p.column_chunks;
+    const int64_t n0 = (item - position * p.column_chunks) * Cols;
+    const int64_t width = p.n - n0 < Cols ? p.n - n0 : Cols;  // columns of this chunk
+    const bool runs = p.b_row_runs && width == Cols;
+    const T* b_chunk = p.b + n0 * p.b_col_step;
     const int64_t block_row = p.row_order ? __ldg(p.row_order + position) : position;
     const int32_t first = __ldg(p.row_ptr + block_row);
     const int32_t last = __ldg(p.row_ptr + block_row + 1);
@@ -177,8 +186,8 @@ __global__ void __launch_bounds__(kPackedThreads, (kPackedMinBlocks<Rounds, Roun
             if (column[d][u][j] < 0) continue;
             const Acc value = Element<T>::to_acc(a[d][u][j]);
             const int64_t k = int64_t(column[d][u][j]) * bw + slots[u][j].col();
-            const T* b_row = p.b + k * p.b_row_step;
-            if (p.b_row_runs) {
+            const T* b_row = b_chunk + k * p.b_row_step;
+            if (runs) {
               T b[Cols];
               load_run<T, Cols>(b_row, b);
 #pragma unroll
@@ -186,7 +195,7 @@ __global__ void __launch_bounds__(kPackedThreads, (kPackedMinBlocks<Rounds, Roun
             } else {
 #pragma unroll
               for (int t = 0; t < Cols; ++t)
-                if (t < p.n) acc[u][j][t] += value * Element<T>::to_acc(__ldg(b_row + t * p.b_col_step));
+                if (t < width) acc[u][j][t] += value * Element<T>::to_acc(__ldg(b_row + t * p.b_col_step));
             }
           }
     }
@@ -216,10 +225,11 @@ __global__ void __launch_bounds__(kPackedThreads, (kPackedMinBlocks<Rounds, Roun
     for (int half = 0; half < 2; ++half) {
       const int32_t o = lane + 32 * half;
       const int32_t t = o % Cols;
-      if (o >= outputs || t >= p.n) continue;
+      if (o >= outputs || t >= width) continue;
       const int64_t row = block_row * bh + o / Cols;
       const Acc bias = p.bias ? Element<T>::to_acc(p.bias[row]) : Acc(0);
-      T* out = p.c + (p.c_col_major ? t * p.ldc + row : row * p.ldc + t);
+      const int64_t col = n0 + t;
+      T* out = p.c + (p.c_col_major ? col * p.ldc + row : row * p.ldc + col);
       const Acc old = beta != Acc(0) ? Element<T>::to_acc(*out) : Acc(0);
       *out = Element<T>::from_acc(epilogue::finish(half ? high : low, alpha, beta, old, bias, p.activation));
     }
