@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--device", choices=["cpu", "cuda"], help="run only this device's cases (default: every device present)")
     run.add_argument("--tuning", choices=["off", "auto", "force"], default="auto", help="bsrmm tuning mode (default auto)")
     run.add_argument("--report", action="store_true", help="also write the report (markdown, plots, HTML) next to the JSON")
+    run.add_argument("--peers", metavar="NAMES",
+                     help="time only these peers beside bsrmm (comma-separated names such as cusparse.bsr,torch.dense; "
+                          "'none': bsrmm alone, for a quick `compare` against an earlier run); default: every peer")
     run.add_argument("--cases-dir", type=Path, help="directory of suite files (default: packages/bench/cases)")
     run.add_argument("--time-budget", type=float, metavar="SECONDS",
                      help="start no case after this many seconds; the rest are listed as skipped (for time-limited runs)")
@@ -88,6 +91,20 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def _chosen_implementations(names: str | None):
+    """bsrmm and the peers --peers names (None: the runner's default, every peer)."""
+    if names is None:
+        return None
+    from . import ours, peers
+
+    wanted = set() if names.strip() == "none" else {n.strip() for n in names.split(",") if n.strip()}
+    known = {p.name for device in ("cpu", "cuda") for p in peers.for_device(device)}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise SystemExit(f"--peers: unknown peer(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}, or 'none'")
+    return lambda device: [ours.OURS] + [p for p in peers.for_device(device) if p.name in wanted]
+
+
 def _run(args) -> int:
     from . import cases, runner, table
 
@@ -100,6 +117,7 @@ def _run(args) -> int:
     else:
         doc, path = runner.run_suite(args.suite, out_dir=args.out, devices=devices, case_filter=args.case_filter,
                                      tuning=args.tuning, cases_dir=args.cases_dir or cases.CASES_DIR,
+                                     implementations=_chosen_implementations(args.peers),
                                      time_budget=args.time_budget)
     print(table.render(doc))
     print(f"result: {path.resolve()}")

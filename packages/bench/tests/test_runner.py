@@ -2,6 +2,7 @@
 reported with its reason; nothing is dropped; the JSON is strict (no NaN) and complete."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +106,19 @@ def test_cli_run_and_list(tmp_path, capsys):
     assert code == 0 and "result:" in out and "scipy BSR ms" in out and "x best peer" in out and "implementations:" in out
     assert main(["list", "--suite", "quick"]) == 0
     assert "float32_4096x4096x256_b16x16_uniform-d0.05_rr_s1" in capsys.readouterr().out
+
+
+def test_cli_peers_narrows_the_implementations(tmp_path, capsys):
+    suite = write_tiny_suite(tmp_path)
+    args = ["run", "--suite", suite, "--cases-dir", str(tmp_path), "--out", str(tmp_path / "o"), "--filter", "b8x8_uniform-d0.25"]
+    assert main(args + ["--peers", "none"]) == 0
+    doc = json.loads(Path(capsys.readouterr().out.split("result: ")[1].split()[0]).read_text())
+    assert {r["impl"] for c in doc["cases"] for r in c["results"]} == {"bsrmm"}
+    assert main(args + ["--peers", "scipy.csr"]) == 0
+    doc = json.loads(Path(capsys.readouterr().out.split("result: ")[1].split()[0]).read_text())
+    assert {r["impl"] for c in doc["cases"] for r in c["results"]} == {"bsrmm", "scipy.csr"}
+    with pytest.raises(SystemExit, match="unknown peer"):
+        main(args + ["--peers", "scipy.nope"])
 
 
 def test_progress_is_printed_as_work_happens(tmp_path):
