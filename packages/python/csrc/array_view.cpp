@@ -378,6 +378,9 @@ std::optional<bsrmm_dtype> value_dtype(const std::string& name) {
   if (name == "float16") return BSRMM_DTYPE_F16;
   if (name == "bfloat16") return BSRMM_DTYPE_BF16;
   if (name == "float64") return BSRMM_DTYPE_F64;
+  // numpy (ml_dtypes) and torch name the OCP E4M3 format "float8_e4m3fn" (finite: no inf).
+  if (name == "float8_e4m3fn") return BSRMM_DTYPE_FLOAT8_E4M3;
+  if (name == "float8_e5m2") return BSRMM_DTYPE_FLOAT8_E5M2;
   return std::nullopt;
 }
 

@@ -46,6 +46,13 @@ void bind_library(py::module_& m) {
   m.attr("DTYPE_F16") = static_cast<int>(BSRMM_DTYPE_F16);
   m.attr("DTYPE_BF16") = static_cast<int>(BSRMM_DTYPE_BF16);
   m.attr("DTYPE_F64") = static_cast<int>(BSRMM_DTYPE_F64);
+  m.attr("DTYPE_FLOAT8_E4M3") = static_cast<int>(BSRMM_DTYPE_FLOAT8_E4M3);
+  m.attr("DTYPE_FLOAT8_E5M2") = static_cast<int>(BSRMM_DTYPE_FLOAT8_E5M2);
+
+  m.attr("SCALE_PER_TENSOR") = static_cast<int>(BSRMM_SCALE_PER_TENSOR);
+  m.attr("SCALE_PER_BLOCK") = static_cast<int>(BSRMM_SCALE_PER_BLOCK);
+  m.attr("SCALE_PER_BLOCK_ROW") = static_cast<int>(BSRMM_SCALE_PER_BLOCK_ROW);
+  m.attr("SCALE_PER_COLUMN") = static_cast<int>(BSRMM_SCALE_PER_COLUMN);
 
   m.attr("INDEX_I32") = static_cast<int>(BSRMM_INDEX_I32);
   m.attr("INDEX_I64") = static_cast<int>(BSRMM_INDEX_I64);

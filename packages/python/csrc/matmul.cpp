@@ -20,24 +20,47 @@ bsrmm_matmul_options matmul_options_for(bool transpose_a, double alpha, double b
   return options;
 }
 
+namespace {
+
+// B's scales for an fp8 B: `count` float32 values of `kind` at host address `scales` (0: none).
+bsrmm_scales b_scales_at(Address scales, int kind, int64_t count) {
+  bsrmm_scales given = bsrmm_scales_default();
+  given.kind = static_cast<bsrmm_scale_kind>(kind);
+  given.data = static_cast<const float*>(to_pointer(scales));
+  given.count = count;
+  return given;
+}
+
+}  // namespace
+
 void bind_matmul(py::module_& m) {
   m.def(
       "matmul",
       [](bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
-         bool transpose_a, double alpha, double beta, Address bias, int activation) {
-        bsrmm::matmul(ctx, a, b, c, matmul_options_for(transpose_a, alpha, beta, bias, activation));
+         bool transpose_a, double alpha, double beta, Address bias, int activation,
+         Address b_scales, int b_scale_kind, int64_t b_scale_count) {
+        bsrmm_matmul_options options = matmul_options_for(transpose_a, alpha, beta, bias, activation);
+        const bsrmm_scales scales = b_scales_at(b_scales, b_scale_kind, b_scale_count);
+        if (b_scales != 0) options.b_scales = &scales;
+        bsrmm::matmul(ctx, a, b, c, options);
       },
       py::arg("ctx"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("transpose_a"),
       py::arg("alpha"), py::arg("beta"), py::arg("bias"), py::arg("activation"),
+      py::arg("b_scales") = Address{0}, py::arg("b_scale_kind") = 0, py::arg("b_scale_count") = 0,
       py::call_guard<py::gil_scoped_release>());
   m.def(
       "tune",
       [](bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_dense& b, bsrmm_dense& c,
-         bool transpose_a, double alpha, double beta, Address bias, int activation) {
-        return bsrmm::tune(ctx, a, b, c, matmul_options_for(transpose_a, alpha, beta, bias, activation));
+         bool transpose_a, double alpha, double beta, Address bias, int activation,
+         Address b_scales, int b_scale_kind, int64_t b_scale_count) {
+        bsrmm_matmul_options options = matmul_options_for(transpose_a, alpha, beta, bias, activation);
+        const bsrmm_scales scales = b_scales_at(b_scales, b_scale_kind, b_scale_count);
+        if (b_scales != 0) options.b_scales = &scales;
+        return bsrmm::tune(ctx, a, b, c, options);
       },
       py::arg("ctx"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("transpose_a"),
       py::arg("alpha"), py::arg("beta"), py::arg("bias"), py::arg("activation"),
+      py::arg("b_scales") = Address{0}, py::arg("b_scale_kind") = 0, py::arg("b_scale_count") = 0,
       py::call_guard<py::gil_scoped_release>());
 }
 

@@ -50,6 +50,51 @@ void bind_matrix(py::module_& m) {
           py::arg("block_width"), py::arg("nnzb"), py::arg("row_ptr"), py::arg("col_idx"),
           py::arg("index_type"), py::arg("values"), py::arg("dtype"), py::arg("device_type"),
           py::arg("device_ordinal"), py::arg("flags"), release_gil())
+      // An fp8 matrix: the same arrays plus `scale_count` float32 scales of `scale_kind` at
+      // `scales` (host memory; the Python layer has checked the count).
+      .def_static(
+          "create_scaled",
+          [](Context& ctx, int64_t rows, int64_t cols, int32_t block_height, int32_t block_width,
+             int64_t nnzb, Address row_ptr, Address col_idx, int index_type, Address values,
+             int dtype, unsigned flags, Address scales, int scale_kind, int64_t scale_count) {
+            const bsrmm_bsr_desc desc{rows,
+                                      cols,
+                                      block_height,
+                                      block_width,
+                                      nnzb,
+                                      to_pointer(row_ptr),
+                                      to_pointer(col_idx),
+                                      static_cast<bsrmm_index_type>(index_type),
+                                      to_pointer(values),
+                                      static_cast<bsrmm_dtype>(dtype),
+                                      bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+            bsrmm_scales given = bsrmm_scales_default();
+            given.kind = static_cast<bsrmm_scale_kind>(scale_kind);
+            given.data = static_cast<const float*>(to_pointer(scales));
+            given.count = scale_count;
+            return Matrix::scaled(ctx, desc, given, flags);
+          },
+          py::arg("ctx"), py::arg("rows"), py::arg("cols"), py::arg("block_height"),
+          py::arg("block_width"), py::arg("nnzb"), py::arg("row_ptr"), py::arg("col_idx"),
+          py::arg("index_type"), py::arg("values"), py::arg("dtype"), py::arg("flags"),
+          py::arg("scales"), py::arg("scale_kind"), py::arg("scale_count"), release_gil())
+      // (kind, count) of an fp8 matrix's scales; export_scales writes them to `scales`.
+      .def("scale_info",
+           [](const Matrix& matrix) {
+             bsrmm_scale_kind kind{};
+             int64_t count = 0;
+             bsrmm::check(bsrmm_matrix_export_scales(matrix.get(), &kind, &count, nullptr));
+             return py::make_tuple(static_cast<int>(kind), count);
+           })
+      .def(
+          "export_scales",
+          [](const Matrix& matrix, Address scales) {
+            bsrmm_scale_kind kind{};
+            int64_t count = 0;
+            bsrmm::check(bsrmm_matrix_export_scales(matrix.get(), &kind, &count,
+                                                    static_cast<float*>(to_pointer(scales))));
+          },
+          py::arg("scales"))
       .def_static("from_dense", &Matrix::from_dense, py::arg("ctx"), py::arg("dense"),
                   py::arg("block_height"), py::arg("block_width"), release_gil())
       .def("info", &Matrix::info)

@@ -27,6 +27,7 @@ from ._errors import (
     OutOfMemoryError,
     UnsupportedError,
 )
+from ._fp8 import quantize as quantize_fp8
 from ._matmul import matmul, tune
 from ._matrix import BsrMatrix, TransposedBsrMatrix
 from ._sddmm import sddmm
@@ -67,6 +68,7 @@ __all__ = [
     "cuda_unavailable_reason",
     "default_context",
     "matmul",
+    "quantize_fp8",
     "sddmm",
     "tune",
     "tuner_cache_clear",

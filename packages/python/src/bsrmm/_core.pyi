@@ -15,6 +15,12 @@ DTYPE_F32: int
 DTYPE_F16: int
 DTYPE_BF16: int
 DTYPE_F64: int
+DTYPE_FLOAT8_E4M3: int
+DTYPE_FLOAT8_E5M2: int
+SCALE_PER_TENSOR: int
+SCALE_PER_BLOCK: int
+SCALE_PER_BLOCK_ROW: int
+SCALE_PER_COLUMN: int
 INDEX_I32: int
 INDEX_I64: int
 LAYOUT_ROW_MAJOR: int
@@ -120,6 +126,26 @@ class Matrix:
         flags: int,
     ) -> Matrix: ...
     @staticmethod
+    def create_scaled(
+        ctx: Context,
+        rows: int,
+        cols: int,
+        block_height: int,
+        block_width: int,
+        nnzb: int,
+        row_ptr: int,
+        col_idx: int,
+        index_type: int,
+        values: int,
+        dtype: int,
+        flags: int,
+        scales: int,
+        scale_kind: int,
+        scale_count: int,
+    ) -> Matrix: ...
+    def scale_info(self) -> Tuple[int, int]: ...
+    def export_scales(self, scales: int) -> None: ...
+    @staticmethod
     def from_dense(ctx: Context, dense: Dense, block_height: int, block_width: int) -> Matrix: ...
     def info(self) -> MatrixInfo: ...
     def export_to(self, index_type: int, row_ptr: int, col_idx: int, values: int) -> None: ...
@@ -139,6 +165,9 @@ def matmul(
     beta: float,
     bias: int,
     activation: int,
+    b_scales: int = ...,
+    b_scale_kind: int = ...,
+    b_scale_count: int = ...,
 ) -> None: ...
 
 def tune(
@@ -151,6 +180,9 @@ def tune(
     beta: float,
     bias: int,
     activation: int,
+    b_scales: int = ...,
+    b_scale_kind: int = ...,
+    b_scale_count: int = ...,
 ) -> str: ...
 
 def sddmm(

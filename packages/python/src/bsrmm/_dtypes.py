@@ -18,7 +18,15 @@ VALUE_CODES = {
     "bfloat16": _core.DTYPE_BF16,
     "float64": _core.DTYPE_F64,
 }
-VALUE_NAMES = {code: name for name, code in VALUE_CODES.items()}
+# The 8-bit floats (OCP E4M3 and E5M2): A's values and B of a multiply only, each with float32
+# scales (see _fp8.py). bsrmm names them "float8_e4m3" / "float8_e5m2"; numpy (ml_dtypes) and
+# torch call E4M3 "float8_e4m3fn" (finite: no infinities), the name their arrays carry.
+FP8_CODES = {
+    "float8_e4m3": _core.DTYPE_FLOAT8_E4M3,
+    "float8_e5m2": _core.DTYPE_FLOAT8_E5M2,
+}
+FP8_ARRAY_NAMES = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2"}
+VALUE_NAMES = {code: name for name, code in (*VALUE_CODES.items(), *FP8_CODES.items())}
 
 INDEX_CODES = {"int32": _core.INDEX_I32, "int64": _core.INDEX_I64}
 
@@ -79,7 +87,15 @@ def numpy_name(dtype: np.dtype) -> str:
 
 
 def numpy_dtype(dtype_name: str) -> np.dtype:
-    """The numpy dtype for a value type; bfloat16 needs the ml_dtypes package."""
+    """The numpy dtype for a value type; bfloat16 and the fp8 types need the ml_dtypes package."""
+    if dtype_name in FP8_CODES:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise UnsupportedError(
+                f"{dtype_name} arrays in numpy need the ml_dtypes package (pip install ml_dtypes)"
+            ) from None
+        return np.dtype(ml_dtypes.float8_e4m3fn if dtype_name == "float8_e4m3" else ml_dtypes.float8_e5m2)
     if dtype_name == "bfloat16":
         try:  # imported only when a bfloat16 numpy array is asked for
             import ml_dtypes

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _arrays, _core
+from . import _arrays, _core, _dtypes, _fp8
 from ._context import Context, default_context
 from ._devices import ANY_CUDA_ORDINAL, Device, device_name, is_cuda, same_device
 from ._errors import Error, InvalidArgumentError, UnsupportedError
@@ -34,19 +34,19 @@ _ACTIVATIONS = {
 def matmul(
     A: BsrOperand, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> ArrayT: ...
 @overload
 def matmul(
     A: BsrOperand, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> ArrayT: ...
 @overload
 def matmul(
     A: BsrOperand, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> np.ndarray: ...
 def matmul(
     A: BsrOperand,
@@ -59,6 +59,7 @@ def matmul(
     bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
+    b_scales: Optional[ArrayInput] = None,
 ) -> Any:  # the overloads above say which array type
     """``out = activation(alpha * op(A) @ B + beta * out + bias)``.
 
@@ -71,27 +72,33 @@ def matmul(
     per row of C, read like B. activation: None, "relu", "gelu"
     (tanh approximation) or "silu". On a GPU the call is queued on the caller's current stream
     (see :class:`Context`) and returns without waiting.
+
+    fp8 (A built with ``dtype="float8_e4m3"`` or ``"float8_e5m2"``): B is an fp8 host array
+    (ml_dtypes' float8_e4m3fn / float8_e5m2, or a torch float8 CPU tensor) and ``b_scales`` its
+    float32 scales, a number or one per column (:func:`bsrmm.quantize_fp8` makes both); the
+    product accumulates in float32 or better and lands in ``out`` (float32, float16 or
+    bfloat16; a new float32 array by default), bias in out's dtype.
     """
-    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=False)
+    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, b_scales, tune=False)
 
 
 @overload
 def tune(
     A: BsrOperand, B: ArrayInput, *, alpha: float = ..., beta: float = ..., out: ArrayT,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> ArrayT: ...
 @overload
 def tune(
     A: BsrOperand, B: ArrayT, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> ArrayT: ...
 @overload
 def tune(
     A: BsrOperand, B: npt.ArrayLike, *, alpha: float = ..., beta: float = ..., out: None = ...,
     transpose_a: bool = ..., bias: Optional[ArrayInput] = ..., activation: Optional[str] = ...,
-    context: Optional[Context] = ...,
+    context: Optional[Context] = ..., b_scales: Optional[ArrayInput] = ...,
 ) -> np.ndarray: ...
 def tune(
     A: BsrOperand,
@@ -104,6 +111,7 @@ def tune(
     bias: Optional[ArrayInput] = None,
     activation: Optional[str] = None,
     context: Optional[Context] = None,
+    b_scales: Optional[ArrayInput] = None,
 ) -> Any:  # the overloads above say which array type
     """:func:`matmul`, after measuring the eligible kernel variants on these very operands
     (whatever the context's tuning mode or forced variant; on the CPU, candidates that cannot
@@ -111,7 +119,7 @@ def tune(
     fewer threads were clearly slower): the fastest is stored in the tuner cache, shared by every
     process and binding, and runs to produce the result. The choice is
     then ``context.last_variant``. Arguments and result are those of :func:`matmul`."""
-    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, tune=True)
+    return _multiply(A, B, alpha, beta, out, transpose_a, bias, activation, context, b_scales, tune=True)
 
 
 def _multiply(
@@ -124,6 +132,7 @@ def _multiply(
     bias: Any,
     activation: Optional[str],
     context: Optional[Context],
+    b_scales: Any,
     *,
     tune: bool,
 ) -> Any:
@@ -135,6 +144,13 @@ def _multiply(
             f"activation must be None, 'relu', 'gelu' or 'silu'; got {activation!r}"
         )
     code = _ACTIVATIONS[activation]
+    if a._dtype_name in _dtypes.FP8_CODES:
+        return _fp8.multiply(ctx, a, transpose, B, b_scales, alpha, beta, out, bias, code, tune=tune)
+    if b_scales is not None:
+        raise InvalidArgumentError(
+            f"b_scales is for fp8 products; A is {a._dtype_name} (build an fp8 A with "
+            "BsrMatrix.from_dense(..., dtype='float8_e4m3'))"
+        )
     stream = ctx._stream_for(B, out, bias)
     if out is not None and bias is None and not tune:
         try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union, cast, o
 import numpy as np
 import numpy.typing as npt
 
-from . import _arrays, _core, _dtypes
+from . import _arrays, _core, _dtypes, _fp8
 from ._context import Context, default_context
 from ._devices import CPU, Device, device_name, is_cuda, parse_device, same_device
 from ._errors import CONSTRUCTION_WORDS, InvalidArgumentError, UnsupportedError, reworded
@@ -108,10 +108,12 @@ def _pruned(
 
 
 def _rebuild(
-    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: Tuple[int, int], device: str
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: Tuple[int, int], device: str,
+    scales: Optional[np.ndarray] = None, scale: str = "block",
 ) -> "BsrMatrix":
-    """Unpickling: the three arrays back into a matrix on the device it was pickled from."""
-    return BsrMatrix.from_arrays(indptr, indices, data, shape, device=device)
+    """Unpickling: the three arrays (and an fp8 matrix's scales) back into a matrix on the
+    device it was pickled from."""
+    return BsrMatrix.from_arrays(indptr, indices, data, shape, device=device, scales=scales, scale=scale)
 
 
 def _host_or_device_view(obj: Any, argument: str, stream: Optional[int]) -> _arrays.ArrayView:
@@ -285,11 +287,31 @@ class BsrMatrix(_SparseManners):
         *,
         sort_indices: bool = False,
         device: DeviceLike = "cpu",
+        dtype: Optional[DTypeLike] = None,
+        scales: Optional[ArrayInput] = None,
+        scale: str = "block",
     ) -> "BsrMatrix":
         """From the three BSR arrays (the scipy / torch convention): ``indptr`` (block rows + 1),
         ``indices`` (block column of each block, sorted and unique within a row unless
         ``sort_indices``), ``data`` of shape (nnzb, block_height, block_width). The arrays may
-        be on the host or all on one CUDA device."""
+        be on the host or all on one CUDA device.
+
+        fp8: ``dtype="float8_e4m3"`` (or ``"float8_e5m2"``) quantises ``data`` with float32
+        scales, one per stored block (``scale="block"``), per block row (``"block_row"``) or for
+        the matrix (``"tensor"``): the given ``scales`` (1-D, in ``data``'s block order), else
+        ``amax / max_finite`` of the elements each covers. ``data`` already in fp8 (ml_dtypes'
+        float8_e4m3fn / float8_e5m2) is taken as it is, with its ``scales``. Host only for now."""
+        fp8 = _fp8.fp8_name(dtype) or _fp8.fp8_name(getattr(data, "dtype", None))
+        if fp8 is not None:
+            return cls._from_fp8_arrays(
+                indptr, indices, data, shape, _fp8.fp8_name(dtype), scales, scale, sort_indices, device
+            )
+        if scales is not None:
+            raise InvalidArgumentError(
+                "scales are for fp8 values only: pass dtype='float8_e4m3' or 'float8_e5m2'"
+            )
+        if dtype is not None:
+            return cls.from_arrays(indptr, indices, data, shape, sort_indices=sort_indices, device=device).astype(dtype)
         target = parse_device(device)
         rows, cols = _shape(shape)
         source_context = cls._source_context([indptr, indices, data], target)
@@ -346,14 +368,80 @@ class BsrMatrix(_SparseManners):
         return cls._wrap(handle).to(device_name(target))
 
     @classmethod
+    def _from_fp8_arrays(
+        cls, indptr: Any, indices: Any, data: Any, shape: Tuple[int, int], fp8: Optional[str],
+        scales: Any, scale: str, sort_indices: bool, device: DeviceLike,
+    ) -> "BsrMatrix":
+        """from_arrays for fp8 values: quantised here (or taken as fp8), created on the host."""
+        if is_cuda(parse_device(device)):
+            raise UnsupportedError(
+                f"device={device!r}: fp8 matrices live on the host for now (bsrmm has no fp8 CUDA "
+                "kernels yet)"
+            )
+        kind = _fp8.scale_kind(scale)
+        rows, cols = _shape(shape)
+        ptr = np.ascontiguousarray(_host_array(indptr, "indptr"), dtype=np.int64)
+        idx = np.ascontiguousarray(_host_array(indices, "indices"), dtype=np.int64)
+        values = _fp8.host_array(data, "data")
+        if values.ndim != 3:
+            raise InvalidArgumentError(
+                f"data must have shape (nnzb, block_height, block_width); got shape {values.shape}"
+            )
+        nnzb, block_height, block_width = values.shape
+        if block_height < 1 or block_width < 1 or rows % block_height or cols % block_width:
+            raise InvalidArgumentError(
+                f"shape {(rows, cols)} is not a whole number of {block_height}x{block_width} blocks"
+            )
+        if ptr.shape != (rows // block_height + 1,) or idx.shape != (nnzb,):
+            raise InvalidArgumentError(
+                f"indptr must be 1-D with {rows // block_height + 1} entries and indices 1-D with "
+                f"{nnzb} (one per block); got shapes {ptr.shape} and {idx.shape}"
+            )
+        given = _fp8.fp8_name(values.dtype)
+        if given is not None:
+            if fp8 is not None and fp8 != given:
+                raise UnsupportedError(f"data is {given} but dtype={fp8!r}: convert the values first")
+            if scales is None:
+                raise InvalidArgumentError(
+                    f"data is {given}: pass its scales (scales=, scale='block', 'block_row' or 'tensor')"
+                )
+            fp8 = given
+            quantised = np.ascontiguousarray(values)  # taken as given, with its scales
+            checked = _fp8.given_block_scales(ptr, nnzb, kind, scales)
+        else:
+            assert fp8 is not None
+            quantised, checked = _fp8.block_values(ptr, values, fp8, kind, scales)
+        flags = _core.CREATE_SORT_INDICES if sort_indices else _core.CREATE_DEFAULT
+        context = default_context("cpu")
+        with context._session(None) as ctx:
+            try:
+                handle = _core.Matrix.create_scaled(
+                    ctx, rows, cols, block_height, block_width, nnzb, _fp8.address(ptr),
+                    _fp8.address(idx), _core.INDEX_I64, _fp8.address(quantised),
+                    _dtypes.FP8_CODES[fp8], flags, _fp8.address(checked), kind, checked.shape[0],
+                )
+            except InvalidArgumentError as error:
+                raise reworded(error, CONSTRUCTION_WORDS) from None
+        return cls._wrap(handle)
+
+    @classmethod
     def from_dense(
         cls, array: ArrayInput, blocksize: BlockSize, device: DeviceLike = "cpu", *,
-        threshold: float = 0.0,
+        threshold: float = 0.0, dtype: Optional[DTypeLike] = None, scales: Optional[ArrayInput] = None,
+        scale: str = "block",
     ) -> "BsrMatrix":
         """Keeps every block of ``array`` that holds a value with ``abs(value) > threshold``
         (NaN counts as such a value); dropped blocks are zeros in the result, kept blocks keep
         every value, small ones included. ``blocksize`` is an int or (height, width).
-        ``threshold`` > 0 (block pruning) needs ``array`` on the host."""
+        ``threshold`` > 0 (block pruning) needs ``array`` on the host. ``dtype``, ``scales`` and
+        ``scale``: fp8 quantisation of the kept blocks, as in :meth:`from_arrays` (``scales`` in
+        the stored blocks' order: block rows top to bottom, columns ascending)."""
+        if dtype is not None or scales is not None:
+            kept = cls.from_dense(array, blocksize, threshold=threshold)
+            indptr, indices, data = kept._export(indptr=True, indices=True, data=True)
+            return cls.from_arrays(
+                indptr, indices, data, kept.shape, device=device, dtype=dtype, scales=scales, scale=scale
+            )
         target = parse_device(device)
         block_height, block_width = _blocksize(blocksize)
         threshold = _threshold(threshold)
@@ -379,13 +467,15 @@ class BsrMatrix(_SparseManners):
     @classmethod
     def from_scipy(
         cls, matrix: ScipySparse, *, blocksize: Optional[BlockSize] = None,
-        device: DeviceLike = "cpu",
+        device: DeviceLike = "cpu", dtype: Optional[DTypeLike] = None, scales: Optional[ArrayInput] = None,
+        scale: str = "block",
     ) -> "BsrMatrix":
         """From a ``scipy.sparse`` array or matrix (its arrays are copied). BSR keeps its own
         blocks unless ``blocksize`` asks for others; any other format (CSR, CSC, COO, ...) is
         converted to blocks of ``blocksize``, which it then needs. scipy allows unsorted and
         duplicate entries (duplicates add up); such a matrix is brought to scipy's canonical
-        form on a copy first, so the result means what scipy means."""
+        form on a copy first, so the result means what scipy means. ``dtype``, ``scales`` and
+        ``scale``: fp8 quantisation, as in :meth:`from_arrays`."""
         fmt = _arrays.scipy_sparse_format(matrix)
         if fmt is None:
             raise UnsupportedError(
@@ -411,7 +501,8 @@ class BsrMatrix(_SparseManners):
             sparse = sparse.copy()
             sparse.sum_duplicates()
         return cls.from_arrays(
-            sparse.indptr, sparse.indices, sparse.data, sparse.shape, device=device
+            sparse.indptr, sparse.indices, sparse.data, sparse.shape, device=device, dtype=dtype,
+            scales=scales, scale=scale,
         )
 
     @classmethod
@@ -544,10 +635,15 @@ class BsrMatrix(_SparseManners):
     def astype(self, dtype: DTypeLike) -> "BsrMatrix":
         """This matrix with its values converted to ``dtype`` (itself if it has it already:
         matrices are immutable). A new matrix of another dtype is built, and validated, anew."""
-        name = _dtypes.value_name(dtype, "dtype")
+        fp8 = _fp8.fp8_name(dtype)
+        name = fp8 or _dtypes.value_name(dtype, "dtype")
         if name == self._dtype_name:
             return self
         indptr, indices, data = self._export(indptr=True, indices=True, data=True)
+        if self.scales is not None:  # fp8 values mean nothing without their scales
+            data = _fp8.dequantised(data, indptr, self.scales, self._scale_code)
+        if fp8 is not None:
+            return BsrMatrix.from_arrays(indptr, indices, data, self.shape, device=self.device, dtype=fp8)
         return BsrMatrix.from_arrays(
             indptr, indices, data.astype(_dtypes.numpy_dtype(name)), self.shape,
             device=self.device,
@@ -557,6 +653,14 @@ class BsrMatrix(_SparseManners):
         """The matrix as a dense numpy array (a GPU matrix is copied to the host first)."""
         if is_cuda(self._device):
             return self.to("cpu").to_dense()
+        if self.scales is not None:  # fp8: the values it stands for, in float32
+            indptr, indices, data = self._export(indptr=True, indices=True, data=True)
+            bh, bw = self.blocksize
+            blocks = _fp8.dequantised(data, indptr, self.scales, self._scale_code)
+            dense = np.zeros((self.shape[0] // bh, bh, self.shape[1] // bw, bw), dtype=np.float32)
+            rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr).astype(np.int64))
+            dense[rows, :, indices, :] = blocks
+            return dense.reshape(self.shape)
         out = np.empty(self.shape, dtype=_dtypes.numpy_dtype(self._dtype_name))
         dense = _arrays.dense_operand(_arrays.view(out, "out"), "out", written=True)
         context = default_context("cpu")
@@ -568,8 +672,10 @@ class BsrMatrix(_SparseManners):
         """A ``scipy.sparse.bsr_array`` with copies of the three arrays (host memory)."""
         import scipy.sparse  # type: ignore[import-untyped]  # optional: only for this method
 
-        if self._dtype_name == "bfloat16":
-            raise UnsupportedError("scipy.sparse has no bfloat16; use to_dense() or the arrays")
+        if self._dtype_name == "bfloat16" or self.scales is not None:
+            raise UnsupportedError(
+                f"scipy.sparse has no {self._dtype_name}; use to_dense() or the arrays"
+            )
         indptr, indices, data = self._export(indptr=True, indices=True, data=True)
         return scipy.sparse.bsr_array((data, indices, indptr), shape=self.shape)
 
@@ -635,6 +741,29 @@ class BsrMatrix(_SparseManners):
         return _dtypes.numpy_dtype(self._dtype_name)
 
     @property
+    def scales(self) -> Optional[np.ndarray]:
+        """An fp8 matrix's float32 scales (a host copy; see :attr:`scale`); None for other dtypes."""
+        if self._dtype_name not in _dtypes.FP8_CODES:
+            return None
+        count = self._handle.scale_info()[1]
+        out = np.empty(count, dtype=np.float32)
+        self._handle.export_scales(_fp8.address(out))
+        return out
+
+    @property
+    def scale(self) -> Optional[str]:
+        """What one scale of an fp8 matrix covers: "block", "block_row" or "tensor" (None for
+        other dtypes)."""
+        if self._dtype_name not in _dtypes.FP8_CODES:
+            return None
+        return _fp8.SCALE_NAMES[self._scale_code]
+
+    @property
+    def _scale_code(self) -> int:
+        code: int = self._handle.scale_info()[0]
+        return code
+
+    @property
     def _dtype_name(self) -> str:
         return _dtypes.VALUE_NAMES[self._info.dtype]
 
@@ -661,6 +790,8 @@ class BsrMatrix(_SparseManners):
     # Pickled as its three arrays and device; copies are the matrix itself (it is immutable).
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         indptr, indices, data = self._export(indptr=True, indices=True, data=True)
+        if self.scales is not None:
+            return (_rebuild, (indptr, indices, data, self.shape, self.device, self.scales, self.scale))
         return (_rebuild, (indptr, indices, data, self.shape, self.device))
 
     def __copy__(self) -> "BsrMatrix":

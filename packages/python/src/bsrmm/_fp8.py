@@ -1,0 +1,239 @@
+"""fp8 operands (OCP E4M3 and E5M2, as ml_dtypes' float8_e4m3fn / float8_e5m2 and torch's store
+them): quantisation with float32 scales, fp8 matrices and their multiplies.
+
+The value an fp8 element stands for is its fp8 value times its scale. A's scales are one per
+stored block ("block", what block-wise quantisation makes), one per block row ("block_row") or
+one for the whole matrix ("tensor"); B's one per tensor (a number) or one per column. Computed
+scales are ``amax / max_finite`` of the elements they cover (448 for E4M3, 57344 for E5M2;
+1 where every element is 0), so the largest magnitude lands on the format's largest value.
+
+The core multiplies fp8 on the CPU (its reference kernel, dequantising into float64: correct,
+not fast); CUDA kernels are to come (issue 27), so fp8 matrices live on the host for now.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _arrays, _core, _dtypes
+from ._errors import InvalidArgumentError, UnsupportedError
+
+MAX_FINITE = {"float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+SCALE_KINDS = {
+    "block": _core.SCALE_PER_BLOCK,
+    "block_row": _core.SCALE_PER_BLOCK_ROW,
+    "tensor": _core.SCALE_PER_TENSOR,
+}
+SCALE_NAMES = {code: name for name, code in SCALE_KINDS.items()}
+SCALE_NAMES[_core.SCALE_PER_COLUMN] = "column"
+
+
+def fp8_name(dtype: Any) -> Optional[str]:
+    """"float8_e4m3" / "float8_e5m2" for an fp8 dtype given by bsrmm's name, numpy's or torch's
+    (float8_e4m3fn), a numpy dtype or an ml_dtypes type; None for any other dtype."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        name = dtype
+    elif type(dtype).__module__ == "torch":
+        name = _dtypes.torch_name(dtype)
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            return None
+    if name in _dtypes.FP8_CODES:
+        return name
+    return _dtypes.FP8_ARRAY_NAMES.get(name)
+
+
+def scale_kind(scale: Any) -> int:
+    if not isinstance(scale, str) or scale not in SCALE_KINDS:
+        raise InvalidArgumentError(f"scale must be 'block', 'block_row' or 'tensor'; got {scale!r}")
+    return SCALE_KINDS[scale]
+
+
+def _scale_of(amax: np.ndarray, fp8: str) -> np.ndarray:
+    scales = np.where(amax > 0, amax / MAX_FINITE[fp8], 1.0).astype(np.float32)
+    # A float32 scale may round below amax / max: the element then overflows the format by
+    # that rounding, which the clip in _quantised turns into max_finite (never NaN).
+    return scales
+
+
+def _quantised(values: np.ndarray, scales: np.ndarray, fp8: str) -> np.ndarray:
+    """values / scales (scales broadcast), clipped to the format's range (ml_dtypes turns an
+    out-of-range E4M3 value into NaN, not into the largest value) and rounded to nearest."""
+    limit = MAX_FINITE[fp8]
+    return np.clip(values / scales, -limit, limit).astype(_dtypes.numpy_dtype(fp8))
+
+
+def _checked_scales(scales: Any, count: int, what: str, argument: str = "scales") -> np.ndarray:
+    array = np.asarray(scales, dtype=np.float64)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1 or array.shape[0] != count:
+        raise InvalidArgumentError(f"{argument} must hold {what} ({count}); got shape {np.shape(scales)}")
+    if not np.all(np.isfinite(array)):
+        raise InvalidArgumentError(f"{argument} must be finite; got {array[~np.isfinite(array)][0]}")
+    return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def given_block_scales(indptr: np.ndarray, nnzb: int, kind: int, scales: Any) -> np.ndarray:
+    """A's ``scales`` argument checked against ``kind`` (count, finiteness) as float32."""
+    if kind == _core.SCALE_PER_BLOCK:
+        return _checked_scales(scales, nnzb, "one scale per stored block (nnzb)")
+    if kind == _core.SCALE_PER_BLOCK_ROW:
+        return _checked_scales(scales, indptr.shape[0] - 1, "one scale per block row")
+    return _checked_scales(scales, 1, "one scale for the matrix")
+
+
+def block_values(
+    indptr: np.ndarray, data: np.ndarray, fp8: str, kind: int, scales: Any
+) -> Tuple[np.ndarray, np.ndarray]:
+    """A's blocks (nnzb, bh, bw) quantised to ``fp8`` with scales of ``kind``: the given ones
+    (checked), else computed from the blocks' amax. Returns (fp8 blocks, float32 scales)."""
+    values = np.asarray(data, dtype=np.float64)
+    nnzb = values.shape[0]
+    block_rows = indptr.shape[0] - 1
+    row_of_block = np.repeat(np.arange(block_rows), np.diff(indptr).astype(np.int64))
+    if scales is not None:
+        checked = given_block_scales(indptr, nnzb, kind, scales)
+    else:
+        amax_blocks = np.abs(values).max(axis=(1, 2)) if nnzb else np.zeros(0)
+        if kind == _core.SCALE_PER_BLOCK:
+            amax = amax_blocks
+        elif kind == _core.SCALE_PER_BLOCK_ROW:
+            amax = np.zeros(block_rows)
+            np.maximum.at(amax, row_of_block, amax_blocks)
+        else:
+            amax = np.array([amax_blocks.max() if nnzb else 0.0])
+        checked = _scale_of(amax, fp8)
+    per_block = {
+        _core.SCALE_PER_BLOCK: lambda: checked,
+        _core.SCALE_PER_BLOCK_ROW: lambda: checked[row_of_block],
+        _core.SCALE_PER_TENSOR: lambda: np.full(nnzb, checked[0], dtype=np.float32),
+    }[kind]()
+    return _quantised(values, per_block.astype(np.float64)[:, None, None], fp8), checked
+
+
+def quantize(x: Any, dtype: str = "float8_e4m3", *, per_column: bool = False) -> Tuple[np.ndarray, Any]:
+    """A dense host array quantised to ``dtype`` ("float8_e4m3" or "float8_e5m2") for B of
+    :func:`bsrmm.matmul`: returns ``(values, scales)`` with one scale (a float) or, with
+    ``per_column``, one per column (a float32 array), each ``amax / max_finite``. Pass them as
+    ``matmul(A, values, b_scales=scales)``."""
+    fp8 = fp8_name(dtype)
+    if fp8 is None:
+        raise UnsupportedError(f"dtype must be 'float8_e4m3' or 'float8_e5m2'; got {dtype!r}")
+    values = np.asarray(x, dtype=np.float64)
+    if values.ndim not in (1, 2):
+        raise InvalidArgumentError(f"x must be 1-D or 2-D; got shape {values.shape}")
+    if per_column:
+        if values.ndim != 2:
+            raise InvalidArgumentError("per_column needs a 2-D x")
+        amax = np.abs(values).max(axis=0) if values.shape[0] else np.zeros(values.shape[1])
+        scales = _scale_of(amax, fp8)
+        return _quantised(values, scales.astype(np.float64)[None, :], fp8), scales
+    amax_one = float(np.abs(values).max()) if values.size else 0.0
+    scale = _scale_of(np.array([amax_one]), fp8)
+    return _quantised(values, float(scale[0]), fp8), float(scale[0])
+
+
+def b_scale_array(b_scales: Any, columns: int) -> Tuple[np.ndarray, int]:
+    """matmul's ``b_scales``: a real number (one per tensor) or a 1-D array of one per column."""
+    if b_scales is None:
+        raise InvalidArgumentError(
+            "b_scales is required when B is fp8: a number (one scale for B) or one per column "
+            "(bsrmm.quantize_fp8 returns them)"
+        )
+    if isinstance(b_scales, numbers.Real) and not isinstance(b_scales, bool):
+        return _checked_scales(float(b_scales), 1, "one scale", "b_scales"), _core.SCALE_PER_TENSOR
+    array = np.asarray(b_scales)
+    if array.ndim == 0:
+        return _checked_scales(array, 1, "one scale", "b_scales"), _core.SCALE_PER_TENSOR
+    return (
+        _checked_scales(array, columns, "one scale per column of B", "b_scales"),
+        _core.SCALE_PER_COLUMN,
+    )
+
+
+def address(array: np.ndarray) -> int:
+    value: int = array.__array_interface__["data"][0]
+    return value
+
+
+def host_array(obj: Any, argument: str) -> np.ndarray:
+    """An fp8 operand on the host as numpy (torch CPU float8 tensors are read through
+    DLPack-free views: torch's .numpy() cannot hold fp8, so their bytes are reinterpreted)."""
+    if type(obj).__module__.startswith("torch"):
+        if obj.device.type != "cpu":
+            raise UnsupportedError(f"{argument} is on {obj.device}; fp8 multiplies run on the CPU for now")
+        fp8 = fp8_name(obj.dtype)
+        if fp8 is None:
+            return np.asarray(obj.detach().contiguous().numpy())
+        raw = obj.detach().contiguous().view(__import__("torch").uint8).numpy()
+        return raw.view(_dtypes.numpy_dtype(fp8))
+    return _arrays.as_numpy(obj, argument)
+
+
+def multiply(
+    ctx: Any, a: Any, transpose: bool, B: Any, b_scales: Any, alpha: float, beta: float,
+    out: Any, bias: Any, activation: int, *, tune: bool,
+) -> Any:
+    """matmul with an fp8 A (see bsrmm.matmul): B an fp8 host array with ``b_scales``; the result
+    ``out`` (float32, float16 or bfloat16; a new float32 array when None)."""
+    b = host_array(B, "B")
+    fp8_b = fp8_name(b.dtype)
+    if fp8_b is None:
+        raise UnsupportedError(
+            f"B has dtype {b.dtype} but A is {a._dtype_name}: an fp8 A multiplies an fp8 B "
+            "(float8_e4m3 or float8_e5m2); quantise it with bsrmm.quantize_fp8(B) and pass the "
+            "scales as b_scales"
+        )
+    if b.ndim not in (1, 2):
+        raise InvalidArgumentError(f"B must be 1-D or 2-D; got shape {b.shape}")
+    vector = b.ndim == 1
+    b2 = b.reshape(-1, 1) if vector else b
+    scales, kind = b_scale_array(b_scales, b2.shape[1])
+    rows = a.shape[1] if transpose else a.shape[0]
+    if out is None:
+        if beta != 0.0:
+            raise InvalidArgumentError(f"beta = {beta} scales an existing C: pass it as out=")
+        out = np.empty((rows,) if vector else (rows, b2.shape[1]), dtype=np.float32)
+    c_view = _arrays.view(out, "out")
+    if c_view.dtype not in ("float32", "float16", "bfloat16"):
+        raise UnsupportedError(
+            f"out has dtype {c_view.dtype}; an fp8 product is written in float32, float16 or bfloat16"
+        )
+    b_operand = _arrays.dense_operand(_arrays.view(b2, "B"), "B")
+    c_operand = _arrays.dense_operand(c_view, "out", written=True)
+    bias_array = None
+    if bias is not None:
+        bias_array = np.ascontiguousarray(host_array(bias, "bias"), dtype=_dtypes.numpy_dtype(c_view.dtype))
+        if bias_array.shape != (rows,):
+            raise InvalidArgumentError(
+                f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_array.shape}"
+            )
+    run = _core.tune if tune else _core.matmul
+    cpu = (_core.DEVICE_CPU, 0)
+    with ctx._session(None) as handle:
+        run(
+            handle, a._handle, b_operand.descriptor(cpu), c_operand.descriptor(cpu), transpose,
+            alpha, beta, 0 if bias_array is None else address(bias_array), activation,
+            address(scales), kind, scales.shape[0],
+        )
+    return out
+
+
+def dequantised(values: np.ndarray, indptr: np.ndarray, scales: np.ndarray, kind: int) -> np.ndarray:
+    """A's blocks (nnzb, bh, bw) as float32: each fp8 value times its scale."""
+    nnzb = values.shape[0]
+    if kind == _core.SCALE_PER_BLOCK:
+        per_block = scales
+    elif kind == _core.SCALE_PER_BLOCK_ROW:
+        per_block = scales[np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr).astype(np.int64))]
+    else:
+        per_block = np.full(nnzb, scales[0], dtype=np.float32)
+    return values.astype(np.float32) * per_block[:, None, None]
