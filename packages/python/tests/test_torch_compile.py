@@ -139,10 +139,13 @@ def test_reduce_overhead_mode_replays_the_step_and_matches_eager(monkeypatch):
         torch.testing.assert_close(got[1], want[1], rtol=1e-4, atol=1e-5)
         for g, w in zip(got[2], want[2]):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+        # An SGD step in place (the replays must read the new weights), and the reference takes
+        # the same weights: each side updating from its own gradients let last-bit differences
+        # between the graph's kernels and eager's tuned ones grow (lr 0.1 diverged by step 4).
         with torch.no_grad():
             for p, q in zip(model.parameters(), reference.parameters()):
-                p.sub_(0.1 * p.grad)
-                q.sub_(0.1 * q.grad)
+                p.sub_(0.01 * p.grad)
+                q.copy_(p)
     assert counters["inductor"]["cudagraph_skips"] == 0, dict(counters["inductor"])
     assert calls_per_step[0] > 0, calls_per_step  # the warm-up ran the ops
     assert calls_per_step[-2:] == [0, 0], f"bsrmm calls per compiled step: {calls_per_step}"
