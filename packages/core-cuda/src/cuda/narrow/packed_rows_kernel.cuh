@@ -11,7 +11,7 @@
 // Pieces: the slot map (packed_shape.hpp: an iteration covers whole blocks, so each of a lane's
 // chunk elements is the same row and column of a block in every iteration; decoded once per
 // thread), the scheduler (warps stride over block rows x column chunks, longest rows first where
-// the plan ordered them), the producer (the batch's chunks and block columns), the FMA loop (B gathered by block
+// the plan ordered them, the next row's span loaded during this one), the producer (the batch's chunks and block columns), the FMA loop (B gathered by block
 // column through the read-only cache), the epilogue (per output row, the lanes' slot sums added
 // by a butterfly of shuffles in a fixed order, then alpha/beta/bias/activation and one store).
 #pragma once
@@ -84,6 +84,25 @@ struct Slot {
   __device__ int32_t col() const { return int32_t(bits & 0xFFFF); }
 };
 
+// A work item's block row (in the plan's order), its stored blocks and its column chunk.
+struct RowSpan {
+  int64_t block_row = 0;
+  int32_t first = 0;
+  int32_t last = 0;
+  int32_t chunk = 0;
+};
+
+template <typename T>
+__device__ inline RowSpan fetch_span(const PackedParams<T>& p, int64_t item) {
+  RowSpan span;
+  const int64_t position = p.column_chunks == 1 ? item : item / p.column_chunks;
+  span.chunk = int32_t(item - position * p.column_chunks);
+  span.block_row = p.row_order ? __ldg(p.row_order + position) : position;
+  span.first = __ldg(p.row_ptr + span.block_row);
+  span.last = __ldg(p.row_ptr + span.block_row + 1);
+  return span;
+}
+
 template <typename Acc>
 __device__ inline Acc warp_sum(Acc v) {
 #pragma unroll
@@ -118,18 +137,22 @@ __global__ void __launch_bounds__(kPackedThreads, (kPackedMinBlocks<Rounds, Roun
     }
 
   // Work items: (block row, column chunk), the chunks of one block row in neighbouring warps so
-  // A's second read comes from L2.
+  // A's second read comes from L2. The next item's row span loads while this one's chunks do,
+  // so a row waits on row_ptr only at the warp's first item.
   const int64_t warps = int64_t(gridDim.x) * kPackedWarps;
   const int64_t items = p.block_row_count * p.column_chunks;
-  for (int64_t item = int64_t(blockIdx.x) * kPackedWarps + threadIdx.x / 32; item < items; item += warps) {
-    const int64_t position = p.column_chunks == 1 ? item : item / p.column_chunks;
-    const int64_t n0 = (item - position * p.column_chunks) * Cols;
+  int64_t item = int64_t(blockIdx.x) * kPackedWarps + threadIdx.x / 32;
+  RowSpan next = item < items ? fetch_span(p, item) : RowSpan{};
+  for (; item < items; item += warps) {
+    const RowSpan span = next;
+    if (item + warps < items) next = fetch_span(p, item + warps);
+    const int64_t block_row = span.block_row;
+    const int32_t first = span.first;
+    const int32_t last = span.last;
+    const int64_t n0 = span.chunk * Cols;
     const int64_t width = p.n - n0 < Cols ? p.n - n0 : Cols;  // columns of this chunk
     const bool runs = p.b_row_runs && width == Cols;
     const T* b_chunk = p.b + n0 * p.b_col_step;
-    const int64_t block_row = p.row_order ? __ldg(p.row_order + position) : position;
-    const int32_t first = __ldg(p.row_ptr + block_row);
-    const int32_t last = __ldg(p.row_ptr + block_row + 1);
 
     Acc acc[Rounds][kVec][Cols];
 #pragma unroll
