@@ -175,7 +175,7 @@ Variant column_lanes_variant(const char* name) {
   return Variant{name, &column_lanes_supports<T>, &column_lanes_launch<T>, &column_lanes_preference};
 }
 
-// ---- packed rows (packed_rows_kernel.cuh): tiny blocks at N <= 4 ----
+// ---- packed rows (packed_rows_kernel.cuh): tiny blocks at N <= 4 (wider N in 4-column chunks) ----
 
 template <typename T>
 PackedShape packed_shape_for(const MatmulArgs& args) {
@@ -208,18 +208,18 @@ void packed_launch_with(const PackedParams<T>& p, int sm_count, cudaStream_t str
     detail::fail(BSRMM_STATUS_INTERNAL, "packed CUDA kernel: ", Rounds, " rounds x ", Cols,
                  " columns exceed the accumulator budget");
   } else {
-  // Persistent: as many CTAs as stay resident (warps then stride over the block rows).
-  static const int resident = [] {
-    int per_sm = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, packed_rows_kernel<T, Rounds, Cols>,
-                                                             kPackedThreads, 0),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    return std::max(per_sm, 1);
-  }();
-  const int64_t needed = (p.block_row_count * p.column_chunks + kPackedWarps - 1) / kPackedWarps;
-  const int64_t ctas = std::min<int64_t>(needed, int64_t(resident) * std::max(sm_count, 1));
-  packed_rows_kernel<T, Rounds, Cols><<<unsigned(ctas), kPackedThreads, 0, stream>>>(p);
-  check_launch("packed_rows_kernel");
+    // Persistent: as many CTAs as stay resident (warps then stride over the work items).
+    static const int resident = [] {
+      int per_sm = 0;
+      check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, packed_rows_kernel<T, Rounds, Cols>,
+                                                               kPackedThreads, 0),
+                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      return std::max(per_sm, 1);
+    }();
+    const int64_t needed = (p.block_row_count * p.column_chunks + kPackedWarps - 1) / kPackedWarps;
+    const int64_t ctas = std::min<int64_t>(needed, int64_t(resident) * std::max(sm_count, 1));
+    packed_rows_kernel<T, Rounds, Cols><<<unsigned(ctas), kPackedThreads, 0, stream>>>(p);
+    check_launch("packed_rows_kernel");
   }
 }
 
