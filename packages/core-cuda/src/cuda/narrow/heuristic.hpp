@@ -42,12 +42,16 @@ inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
 // Blocks at most 8 x 8 at N <= 4: A is nearly all the bytes, and the packed kernel reads it in
 // whole 16-byte chunks with a batch of them in flight per lane from one read of row_ptr, where
 // the lanes-along-K kernel waits on each batch's block columns first and leaves lanes idle on
-// 3- and 6-wide blocks (prediction: docs/perf-log.md entry 44). Larger blocks at small N keep
-// the lanes-along-K default; the tuner times both.
+// 3- and 6-wide blocks (prediction: docs/perf-log.md entry 49). In 16-bit dtypes a lane holds
+// 16 / N elements a batch (registers per element: block column, B values, accumulators), one
+// or two 16-byte chunks, under the lanes-along-K kernel's four: there it is the default at
+// N <= 2 only. Larger blocks keep the lanes-along-K default; the tuner times both.
 constexpr int64_t kPackedPreferredMaxN = 4;
+constexpr int64_t kPackedPreferredMaxN16 = 2;
 
-inline bool packed_preferred(int32_t block_height, int32_t block_width, int64_t n) {
-  return n <= kPackedPreferredMaxN && block_height <= 8 && block_width <= 8;
+inline bool packed_preferred(int32_t block_height, int32_t block_width, int64_t n, int32_t elem_bytes) {
+  const int64_t max_n = elem_bytes >= 4 ? kPackedPreferredMaxN : kPackedPreferredMaxN16;
+  return n <= max_n && block_height <= 8 && block_width <= 8;
 }
 
 }  // namespace bsrmm::cuda::narrow

@@ -257,13 +257,14 @@ void packed_launch(const MatmulArgs& args, const DeviceTraits& device) {
   }
 }
 
+template <typename T>
 int packed_preference(const MatmulArgs& args, const DeviceTraits&) {
-  return packed_preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 102 : 4;
+  return packed_preferred(args.a.block_height, args.a.block_width, args.c.cols, int32_t(sizeof(T))) ? 102 : 4;
 }
 
 template <typename T>
 Variant packed_variant(const char* name) {
-  Variant v{name, &packed_supports<T>, &packed_launch<T>, &packed_preference};
+  Variant v{name, &packed_supports<T>, &packed_launch<T>, &packed_preference<T>};
   v.refusal = &packed_refusal<T>;
   return v;
 }
