@@ -227,6 +227,16 @@ BSRMM_API bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_
 BSRMM_API bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name);
 /* Blocks the host until the context's queued work is done (CPU contexts: no-op). */
 BSRMM_API bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx);
+/* The most SMs the persistent kernels of this context's multiplies and SDDMMs may occupy: they
+ * launch at most that many CTAs (cluster kernels, whole clusters within it; kernels resident
+ * several to an SM, that many SMs' worth), and a dense fallback asks cuBLASLt for that SM count.
+ * Kernels of one CTA per tile are not capped: their CTAs retire, and the hardware hands the SMs
+ * to other work between them. For running beside other work on the GPU, e.g. NCCL's reductions,
+ * which need SMs of their own while a persistent multiply holds every one. 0 (the default) =
+ * every SM; more than the device has = every SM; negative = INVALID_ARGUMENT. The tuner files
+ * its choices per budget. CPU contexts accept it and ignore it. */
+BSRMM_API bsrmm_status bsrmm_context_set_sm_budget(bsrmm_context_t ctx, int32_t count);
+BSRMM_API bsrmm_status bsrmm_context_get_sm_budget(bsrmm_context_t ctx, int32_t* out);
 
 /* ---- matrices ---- */
 /* Validates and copies a BSR matrix onto the context's device. */

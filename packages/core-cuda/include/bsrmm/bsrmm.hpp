@@ -66,6 +66,12 @@ class Context {
   void set_variant(const std::string& name) {
     check(bsrmm_context_set_variant(handle_, name.c_str()));
   }
+  void set_sm_budget(int32_t count) { check(bsrmm_context_set_sm_budget(handle_, count)); }
+  int32_t sm_budget() const {
+    int32_t count = 0;
+    check(bsrmm_context_get_sm_budget(handle_, &count));
+    return count;
+  }
   std::string last_variant() const { return bsrmm_context_last_variant(handle_); }
   void synchronize() { check(bsrmm_context_synchronize(handle_)); }
 

@@ -134,6 +134,27 @@ bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name) {
 }
 
 bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx) {
+bsrmm_status bsrmm_context_set_sm_budget(bsrmm_context_t ctx, int32_t count) {
+  return guarded(__func__, [&] {
+    bsrmm_context_s& context = require(ctx, "ctx");
+    if (count < 0) {
+      invalid_argument("count = ", count, " is negative (0 means every SM; a count above the "
+                       "device's SMs also means every SM)");
+    }
+    std::lock_guard<std::mutex> lock(context.settings_mutex);
+    context.sm_budget = count;
+  });
+}
+
+bsrmm_status bsrmm_context_get_sm_budget(bsrmm_context_t ctx, int32_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_context_s& context = require(ctx, "ctx");
+    int32_t& result = require(out, "out");
+    std::lock_guard<std::mutex> lock(context.settings_mutex);
+    result = context.sm_budget;
+  });
+}
+
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
     bsrmm::detail::synchronize(context.device, bsrmm::api::stream_of(context));

@@ -107,6 +107,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   args_.stream = settings.stream;
   if (!on_host(op_a)) args_.work_lists = &op_a.plan().work_lists();
 }
+  args_.sm_budget = settings.sm_budget;
 
 const void* Execution::PlanDenseCopy::get(void* stream) {
   if (on_host(a_)) return a_.plan().dense_host_values(a_, cpu::dense_copy_dtype(a_.dtype()));
@@ -128,7 +129,10 @@ std::string Execution::run(const tuner::Choice& choice) {
 }
 
 tuner::ProblemShape Execution::shape() const {
-  return tuner::describe_problem(backend_->arch(), op_a_, b_, c_, options_, settings_.f32_mode);
+  tuner::ProblemShape shape =
+      tuner::describe_problem(backend_->arch(), op_a_, b_, c_, options_, settings_.f32_mode);
+  shape.sm_budget = settings_.sm_budget;
+  return shape;
 }
 
 tuner::CallSignature Execution::signature() const {
@@ -163,7 +167,8 @@ tuner::CallSignature Execution::signature() const {
                                s.beta,
                                s.activation,
                                settings_.num_threads,
-                               ctx_.cpu.default_threads}};
+                               ctx_.cpu.default_threads,
+                               settings_.sm_budget}};
 }
 
 std::string Execution::device() const { return backend_->device_name(); }

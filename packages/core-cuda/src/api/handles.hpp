@@ -27,6 +27,7 @@ struct bsrmm_context_s {
   bsrmm_f32_mode f32_mode = BSRMM_F32_EXACT;
   bsrmm_tuning_mode tuning_mode = BSRMM_TUNING_AUTO;
   std::string forced_variant;
+  int32_t sm_budget = 0;  // 0: every SM (CUDA only)
   std::string last_variant;
 
   // Worker pools and workspace of the CPU multiplies, one at a time (cpu/workers.hpp).
@@ -46,12 +47,13 @@ struct ContextSettings {
   bsrmm_f32_mode f32_mode;
   bsrmm_tuning_mode tuning_mode;
   std::string forced_variant;
+  int32_t sm_budget;
 };
 
 inline ContextSettings snapshot(bsrmm_context_s& ctx) {
   std::lock_guard<std::mutex> lock(ctx.settings_mutex);
   return ContextSettings{ctx.stream, ctx.num_threads, ctx.f32_mode, ctx.tuning_mode,
-                         ctx.forced_variant};
+                         ctx.forced_variant, ctx.sm_budget};
 }
 
 inline void* stream_of(bsrmm_context_s& ctx) {

@@ -113,6 +113,7 @@ bsrmm::backend::SddmmArgs backend_args(const BsrMatrix& pattern, const bsrmm_den
   args.stream = settings.stream;
   return args;
 }
+  args.sm_budget = settings.sm_budget;
 
 void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsrmm_dense* x,
                    const bsrmm_dense* y, bsrmm_dense* values, const bsrmm_sddmm_options* options) {

@@ -119,6 +119,7 @@ struct MatmulArgs {
 
 // The SDDMM (bsrmm_sddmm): for every stored block b of `pattern`,
 //   values[b] = alpha * (X Y)[rows and columns of block b] + beta * values[b].
+  int32_t sm_budget = 0;  // GPU: the most SMs the kernels may occupy (bsrmm_context_set_sm_budget); 0: all
 // Only the pattern's structure is read (its values and plan aids are not).
 struct SddmmArgs {
   BsrView pattern;         // row_ptr / col_idx where the pattern lives
@@ -132,3 +133,4 @@ struct SddmmArgs {
 };
 
 }  // namespace bsrmm::backend
+  int32_t sm_budget = 0;   // GPU: as MatmulArgs::sm_budget

@@ -133,7 +133,7 @@ std::vector<std::string> variant_names() {
 
 std::string matmul(const MatmulArgs& args, const std::string& variant) {
   DeviceGuard guard(args.device);
-  const DeviceTraits& device = device_traits(args.device);
+  const DeviceTraits device = within_sm_budget(device_traits(args.device), args.sm_budget);
 
   if (!variant.empty()) {
     for (const Variant& candidate : all_variants()) {
@@ -173,8 +173,8 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
 std::vector<std::string> supporting_variants(const MatmulArgs& args) {
   DeviceGuard guard(args.device);
   std::vector<std::string> names;
-  for (const Variant* variant : ranked_supporting(args, device_traits(args.device)))
-    names.push_back(variant->name);
+  const DeviceTraits device = within_sm_budget(device_traits(args.device), args.sm_budget);
+  for (const Variant* variant : ranked_supporting(args, device)) names.push_back(variant->name);
   return names;
 }
 

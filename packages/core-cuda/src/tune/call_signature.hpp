@@ -14,7 +14,7 @@
 namespace bsrmm::tuner {
 
 struct CallSignature {
-  std::array<int64_t, 28> words{};
+  std::array<int64_t, 29> words{};
 
   bool operator==(const CallSignature& other) const { return words == other.words; }
 };

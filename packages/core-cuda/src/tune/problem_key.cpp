@@ -112,6 +112,7 @@ std::string problem_key(const ProblemShape& shape, const std::vector<std::string
   if (shape.bias) epilogue += "bias+";
   epilogue += activation_name(shape.activation);
   key << epilogue << "|aligned=" << (shape.aligned ? 1 : 0);
+  if (shape.sm_budget > 0 && shape.arch != "cpu") key << "|sms=" << shape.sm_budget;
   char hash[16];
   std::snprintf(hash, sizeof(hash), "%08x", static_cast<unsigned>(fnv1a(candidate_labels)));
   key << "|candidates=" << candidate_labels.size() << ":" << hash;

@@ -37,6 +37,7 @@ struct ProblemShape {
   bool bias = false;
   bsrmm_activation activation = BSRMM_ACTIVATION_NONE;
   bool aligned = false;  // B and C data and leading dimensions are multiples of 16 bytes
+  int32_t sm_budget = 0;  // the context's SM budget (0: every SM); GPU keys only
 };
 
 // `op_a` is the matrix the kernels run on (the plan's A^T for a transposed multiply).
@@ -51,7 +52,9 @@ int skew_exponent(const ProblemShape& shape);     // round(log2(max / mean block
 
 // An fp8 multiply names all three dtypes: "dtype=float8_e4m3*float8_e5m2->bf16".
 // "arch=sm_90|dtype=f16|op=N|B=row|C=row|block=64x64|m=8192|k=8192|n=4096|density=2^-3|
-//  skew=2^0|epilogue=none|aligned=1|candidates=7:3f2a9c01" (one line).
+//  skew=2^0|epilogue=none|aligned=1|candidates=7:3f2a9c01" (one line); a GPU problem under an
+// SM budget adds "|sms=116" before the candidates (the winner of 132 SMs' waves need not win on
+// 116), and the keys without a budget stay as they were.
 std::string problem_key(const ProblemShape& shape, const std::vector<std::string>& candidate_labels);
 
 }  // namespace bsrmm::tuner

@@ -89,6 +89,39 @@ TEST(Context, SettingsAreValidated) {
   bsrmm_context_destroy(nullptr);  // a no-op, like free(NULL)
 }
 
+// The SM budget: 0 and any positive count are taken (above the device's SMs means all of
+// them), a negative one is refused naming the argument; a CPU context keeps it and multiplies
+// exactly as before (it has no SMs to budget).
+TEST(Context, SmBudgetIsValidatedAndACpuContextIgnoresIt) {
+  Context ctx;
+  EXPECT_EQ(ctx.sm_budget(), 0) << "the default: every SM";
+  EXPECT_EQ(bsrmm_context_set_sm_budget(ctx.get(), -1), BSRMM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_has("bsrmm_context_set_sm_budget: count = -1 is negative"));
+  EXPECT_EQ(ctx.sm_budget(), 0) << "a refused count leaves the setting alone";
+  EXPECT_EQ(bsrmm_context_set_sm_budget(nullptr, 8), BSRMM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_has("ctx is NULL"));
+  EXPECT_EQ(bsrmm_context_get_sm_budget(ctx.get(), nullptr), BSRMM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_has("out is NULL"));
+  ctx.set_sm_budget(1 << 20);
+  EXPECT_EQ(ctx.sm_budget(), 1 << 20);
+
+  ctx.set_sm_budget(8);
+  EXPECT_EQ(ctx.sm_budget(), 8);
+  Random rng(2811);
+  HostBsr a = random_bsr(rng, 12, 20, 4, 8, 0.4, BSRMM_DTYPE_F32);
+  Matrix matrix(ctx, a.desc());
+  HostDense b(a.cols, 9, BSRMM_DTYPE_F32), c(a.rows, 9, BSRMM_DTYPE_F32);  // c starts NaN
+  fill_random(b, rng);
+  bsrmm_matmul_options options = bsrmm_matmul_options_default();
+  bsrmm_dense b_desc = b.desc(), c_desc = c.desc();
+  ASSERT_EQ(bsrmm_matmul(ctx.get(), matrix.get(), &b_desc, &c_desc, &options), BSRMM_STATUS_SUCCESS)
+      << bsrmm_last_error();
+  const HostDense none(0, 0, BSRMM_DTYPE_F32);
+  expect_matches(c, reference_matmul(a.to_dense(), a.rows, a.cols, BSRMM_OP_NONE, b, none, 1.0, 0.0,
+                                     nullptr, BSRMM_ACTIVATION_NONE),
+                 "CPU multiply under an SM budget of 8");
+}
+
 // Several threads multiply through one context and one matrix at once; each result must be
 // right (the pool and workspace are shared, the plan is built once).
 TEST(Context, ConcurrentMultipliesThroughOneContext) {

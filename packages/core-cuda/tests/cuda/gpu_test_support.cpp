@@ -43,7 +43,8 @@ std::string Problem::describe() const {
        << " offset " << b_offset << ", C " << (c_layout == BSRMM_LAYOUT_ROW_MAJOR ? "row" : "col")
        << " pad " << c_ld_pad << "/" << c_ld_align << ", alpha " << alpha << " beta " << beta
        << (bias ? " bias" : "") << " activation " << int(activation)
-       << (variant.empty() ? "" : ", variant " + variant) << (device_arrays ? ", device arrays" : "");
+       << (variant.empty() ? "" : ", variant " + variant) << (device_arrays ? ", device arrays" : "")
+       << (sm_budget > 0 ? ", SM budget " + std::to_string(sm_budget) : "");
   return text.str();
 }
 
@@ -164,6 +165,7 @@ Outcome run_and_check(const Problem& pb) {
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_tuning_mode(ctx.get(), BSRMM_TUNING_OFF));
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_f32_mode(ctx.get(), pb.f32_mode));
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_stream(ctx.get(), pb.stream));
+  EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_sm_budget(ctx.get(), pb.sm_budget));
   if (!pb.variant.empty())
     EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_variant(ctx.get(), pb.variant.c_str()));
 

@@ -79,6 +79,7 @@ struct Problem {
   std::string variant;        // forced, or "" for the heuristic
   bool device_arrays = false;  // BSR arrays handed over from device memory instead of the host
   void* stream = nullptr;
+  int32_t sm_budget = 0;  // bsrmm_context_set_sm_budget (0: every SM)
 
   std::string describe() const;
 };

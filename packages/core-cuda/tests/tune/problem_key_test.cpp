@@ -102,6 +102,17 @@ TEST(ProblemKey, F32ModeCountsOnlyForF32OnAGpu) {
   EXPECT_EQ(problem_key(s, labels), problem_key(t, labels)) << "the CPU has no tf32";
 }
 
+TEST(ProblemKey, SmBudgetCountsOnlyOnAGpuAndKeepsUnbudgetedKeys) {
+  ProblemShape s = base_shape(), t = base_shape();
+  const std::string unbudgeted = problem_key(s, labels);
+  EXPECT_EQ(unbudgeted.find("sms="), std::string::npos) << "keys without a budget stay as they were";
+  t.sm_budget = 116;
+  EXPECT_NE(problem_key(t, labels), unbudgeted);
+  EXPECT_NE(problem_key(t, labels).find("|sms=116|"), std::string::npos);
+  s.arch = t.arch = "cpu";
+  EXPECT_EQ(problem_key(s, labels), problem_key(t, labels)) << "a CPU context ignores the budget";
+}
+
 TEST(ProblemKey, IsOneReadableLine) {
   const std::string key = problem_key(base_shape(), labels);
   EXPECT_EQ(key.find('\n'), std::string::npos);

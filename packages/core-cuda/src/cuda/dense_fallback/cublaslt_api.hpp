@@ -36,6 +36,7 @@ enum Operation : int32_t { kOpN = 0, kOpT = 1 };
 enum MatmulDescAttribute : int {
   kDescTransA = 3,
   kDescTransB = 4,
+  kDescSmCountTarget = 15,  // int32_t, 0: every SM of the device
 };
 
 // cublasLtMatmulPreferenceAttributes_t

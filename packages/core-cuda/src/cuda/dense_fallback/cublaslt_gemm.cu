@@ -58,6 +58,11 @@ struct Descriptors {
           "set TRANSA");
     check(api, api.matmul_desc_set_attribute(op.handle, lt::kDescTransB, &op_y, sizeof(op_y)),
           "set TRANSB");
+    if (call.sm_count_target > 0) {
+      check(api, api.matmul_desc_set_attribute(op.handle, lt::kDescSmCountTarget, &call.sm_count_target,
+                                               sizeof(call.sm_count_target)),
+            "set SM_COUNT_TARGET");
+    }
     check(api, api.matrix_layout_create(&x.handle, call.x.type, call.x.rows, call.x.cols, call.x.ld),
           "cublasLtMatrixLayoutCreate(A)");
     check(api, api.matrix_layout_create(&y.handle, call.y.type, call.y.rows, call.y.cols, call.y.ld),
@@ -75,14 +80,15 @@ struct Choice {
 // Everything the heuristic's answer depends on.
 using ProblemKey = std::tuple<int, int, int, int, int, uint64_t, uint64_t, int64_t, int, int,
                               uint64_t, uint64_t, int64_t, int, uint64_t, uint64_t, int64_t,
-                              uint32_t, uint32_t, uint32_t>;
+                              uint32_t, uint32_t, uint32_t, int32_t>;
 
 ProblemKey key_of(int ordinal, const GemmCall& call) {
   return {ordinal, int(call.compute), int(call.scale_type),
           int(call.x.type), int(call.x.op), call.x.rows, call.x.cols, call.x.ld,
           int(call.y.type), int(call.y.op), call.y.rows, call.y.cols, call.y.ld,
           int(call.d_type), call.m, call.n, call.ldd,
-          alignment_of(call.x.data), alignment_of(call.y.data), alignment_of(call.d)};
+          alignment_of(call.x.data), alignment_of(call.y.data), alignment_of(call.d),
+          call.sm_count_target};
 }
 
 Choice ask_heuristic(const lt::Api& api, lt::Handle handle, const Descriptors& desc,

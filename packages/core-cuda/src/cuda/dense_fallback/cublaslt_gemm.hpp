@@ -32,6 +32,7 @@ struct GemmCall {
   cudaDataType_t scale_type;  // of alpha and beta: float, or double for f64
   const void* alpha;          // host pointers
   const void* beta;
+  int32_t sm_count_target;    // the SMs cuBLASLt may plan for (bsrmm_context_set_sm_budget); 0: all
 };
 
 // Enqueues the product on `stream` (the device must be current); throws CUDA_ERROR with

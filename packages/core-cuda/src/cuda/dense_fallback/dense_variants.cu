@@ -114,8 +114,9 @@ Scalars scalars(double alpha, double beta) {
 // bsrmm's layouts as cuBLASLt's column-major operands. The dense copy of op(A) (m x k
 // row-major) is the column-major k x m matrix A^T; a row-major B is the column-major B^T; a
 // row-major C is the column-major C^T, computed as C^T = B^T * A^T. `d` has C's layout.
-GemmCall gemm_call(const Kind& kind, const MatmulArgs& args, const void* a_dense, void* d,
-                   cudaDataType_t d_type, int64_t ldd, const Scalars& s, bool scaled) {
+GemmCall gemm_call(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device,
+                   const void* a_dense, void* d, cudaDataType_t d_type, int64_t ldd,
+                   const Scalars& s, bool scaled) {
   const uint64_t m = uint64_t(args.c.rows), n = uint64_t(args.c.cols), k = uint64_t(args.b.rows);
   const bool b_row_major = args.b.layout == BSRMM_LAYOUT_ROW_MAJOR;
   const GemmOperand a_t{a_dense, kind.data, k, m, int64_t(k), lt::kOpN};
@@ -144,6 +145,8 @@ GemmCall gemm_call(const Kind& kind, const MatmulArgs& args, const void* a_dense
   static const Scalars unscaled = scalars(1.0, 0.0);
   call.alpha = scaled ? s.alpha(kind) : unscaled.alpha(kind);
   call.beta = scaled ? s.beta(kind) : unscaled.beta(kind);
+  // `device` is already within the budget (registry.cu): its SM count is the target.
+  call.sm_count_target = args.sm_budget > 0 ? device.sm_count : 0;
   return call;
 }
 
@@ -174,7 +177,7 @@ void launch(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device
                       args.activation == BSRMM_ACTIVATION_NONE && args.alpha != 0;
   const Scalars s = scalars(args.alpha, args.beta);
   if (direct) {
-    gemm(*api, args.device, gemm_call(kind, args, a_dense, args.c.data, kind.data, args.c.ld, s, true), stream);
+    gemm(*api, args.device, gemm_call(kind, args, device, a_dense, args.c.data, kind.data, args.c.ld, s, true), stream);
     if (structural_zeros) {
       flag_from_first_row(args.c.data, args.c.dtype, args.c.ld);
       repair_columns(args, flags, device.sm_count, stream);
@@ -183,7 +186,7 @@ void launch(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device
   }
   StreamScratch staging(std::size_t(m) * std::size_t(n) * kind.acc_bytes, args.device, stream);
   const int64_t ld = args.c.layout == BSRMM_LAYOUT_COL_MAJOR ? m : n;
-  gemm(*api, args.device, gemm_call(kind, args, a_dense, staging.data(), kind.acc, ld, s, false), stream);
+  gemm(*api, args.device, gemm_call(kind, args, device, a_dense, staging.data(), kind.acc, ld, s, false), stream);
   if (structural_zeros)
     flag_from_first_row(staging.data(), kind.acc == CUDA_R_64F ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32, ld);
   staged_epilogue(args, staging.data(), structural_zeros ? flags.flags : nullptr, stream);

@@ -26,4 +26,10 @@ const DeviceTraits& device_traits(int ordinal) {
   return cache.emplace(ordinal, traits).first->second;
 }
 
+DeviceTraits within_sm_budget(const DeviceTraits& device, int32_t sm_budget) {
+  DeviceTraits budgeted = device;
+  if (sm_budget > 0 && sm_budget < device.sm_count) budgeted.sm_count = sm_budget;
+  return budgeted;
+}
+
 }  // namespace bsrmm::cuda

@@ -43,7 +43,7 @@ bool sm90_sddmm_supports(const SddmmArgs& a, const DeviceTraits& device) {
 
 template <class Cfg>
 void sm90_sddmm_launch(const SddmmArgs& a) {
-  const DeviceTraits& device = device_traits(a.device);
+  const DeviceTraits device = within_sm_budget(device_traits(a.device), a.sm_budget);
   Sm90SddmmParams p{};
   p.x_map = sm90::make_tensor_map_2d(sm90::dense_tensor(a.x), 64, 64, sm90::TmaSwizzle::b128);
   p.y_map = sm90::make_tensor_map_2d(sm90::dense_tensor(a.y), 64, 64, sm90::TmaSwizzle::b128);

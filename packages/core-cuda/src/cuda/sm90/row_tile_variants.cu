@@ -50,8 +50,8 @@ struct RowTileVariant {
       use_work_list(params, args, device, 1, Config::kBlockW / 32, 2);
       launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 row_tile_kernel");
     } else {
-      const int clusters = std::min(max_active_clusters(kernel, Config::kSmemBytes, Config::kCluster, args),
-                                    params.tile_count);
+      const int clusters = std::min({max_active_clusters(kernel, Config::kSmemBytes, Config::kCluster, args),
+                                     std::max(1, device.sm_count / Config::kCluster), params.tile_count});
       use_work_list(params, args, clusters, 1, Config::kBlockW / 32, 2);
       launch_cluster_kernel(kernel, params, Config::kSmemBytes, clusters, Config::kCluster, args,
                             "sm90 row_tile_kernel (cluster)");
