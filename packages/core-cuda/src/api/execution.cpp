@@ -45,6 +45,7 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
   view.dtype = a.dtype();
   if (a.scales() != nullptr) {
     view.scales = a.scales()->values.data();
+    view.device_scales = a.scales()->device_copy.as<const float>();
     view.scale_kind = a.scales()->kind;
   }
   if (on_host(a)) {
@@ -95,6 +96,7 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   args_.b = b;
   if (b_scales != nullptr) {
     args_.b_scales = b_scales->values.data();
+    args_.device_b_scales = b_scales->caller_device;
     args_.b_scale_kind = b_scales->kind;
   }
   args_.c = c;

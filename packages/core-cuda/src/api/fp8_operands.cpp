@@ -49,7 +49,14 @@ std::optional<matrix::ValueScales> check_dtypes(const matrix::BsrMatrix& a, cons
     detail::invalid_argument("options->b_scales is NULL but B is ", name(b.dtype),
                              ": fp8 B needs its scales (PER_TENSOR or PER_COLUMN)");
   }
-  return matrix::read_dense_scales(*options.b_scales, b.cols, stream, "options->b_scales");
+  matrix::ValueScales scales =
+      matrix::read_dense_scales(*options.b_scales, b.cols, stream, "options->b_scales");
+  const bsrmm_device where = options.b_scales->device;
+  if (where.type == BSRMM_DEVICE_CUDA && !detail::same_device(where, b.device)) {
+    detail::invalid_argument("options->b_scales->device is ", detail::describe(where), " but B is on ",
+                             detail::describe(b.device), ": device scales must be on B's device");
+  }
+  return scales;
 }
 
 }  // namespace bsrmm::api

@@ -1,21 +1,10 @@
 // The Backend interface over the CUDA backend's functions: the registry's matmul and its
 // ranked supporting variants, event timing, the device's identity. Host C++ only.
 #include "cuda_backend.hpp"
-#include "../common/dtype.hpp"
-#include "../common/error.hpp"
 #include "sddmm/sddmm_backend.hpp"
 
 namespace bsrmm::cuda {
 namespace {
-
-// No CUDA kernel takes fp8 yet (issue 27): a clear refusal instead of a kernel reading bytes as
-// halves. The CPU backend multiplies fp8 (cpu_reference_f64acc).
-void refuse_fp8(const MatmulArgs& args) {
-  if (detail::is_fp8(args.a.dtype))
-    detail::fail(BSRMM_STATUS_UNSUPPORTED, "the CUDA backend does not multiply fp8 operands yet (A is ",
-                 detail::name(args.a.dtype), ", B is ", detail::name(args.b.dtype),
-                 "); a CPU context does");
-}
 
 class CudaBackend final : public backend::Backend {
  public:
@@ -29,18 +18,15 @@ class CudaBackend final : public backend::Backend {
   backend::Clock clock() const override { return backend::Clock::device; }
 
   std::string matmul(const MatmulArgs& args, const backend::Candidate& run) override {
-    refuse_fp8(args);
     return cuda::matmul(args, run.variant);
   }
   std::vector<backend::Candidate> matmul_candidates(const MatmulArgs& args) override {
     std::vector<backend::Candidate> candidates;
-    if (detail::is_fp8(args.a.dtype)) return candidates;
     for (std::string& name : supporting_variants(args))
       candidates.push_back(backend::Candidate{std::move(name), 0});
     return candidates;
   }
   double time_matmul(const MatmulArgs& args, const backend::Candidate& run) override {
-    refuse_fp8(args);
     return cuda::time_matmul(args, run.variant);
   }
   std::string sddmm(const backend::SddmmArgs& args, const backend::Candidate& run) override {

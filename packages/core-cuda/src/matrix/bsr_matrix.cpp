@@ -98,8 +98,9 @@ std::unique_ptr<BsrMatrix> BsrMatrix::create(const bsrmm_bsr_desc& desc, uint32_
   ReadStructure read = read_structure(shape, row_ptr.host, col_idx.host, desc.index_type, flags);
   std::shared_ptr<const ValueScales> value_scales;
   if (scales != nullptr) {
-    value_scales = std::make_shared<const ValueScales>(
-        read_matrix_scales(*scales, shape, read.block_source, stream, "scales"));
+    value_scales = placed_on(std::make_shared<const ValueScales>(read_matrix_scales(
+                                 *scales, shape, read.block_source, stream, "scales")),
+                             target, stream);
   }
 
   const std::size_t element_bytes = detail::element_size(desc.dtype);
@@ -147,7 +148,7 @@ std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dt
   detail::copy_bytes(values.data(), target, host_values, bsrmm_device{BSRMM_DEVICE_CPU, 0}, bytes,
                      stream);
   std::unique_ptr<BsrMatrix> matrix = assemble(std::move(structure), dtype, std::move(values), stream);
-  matrix->scales_ = std::move(scales);
+  matrix->scales_ = placed_on(std::move(scales), target, stream);
   return matrix;
 }
 

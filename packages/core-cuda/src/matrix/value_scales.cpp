@@ -100,9 +100,27 @@ ValueScales read_dense_scales(const bsrmm_scales& given, int64_t columns, void* 
     invalid_argument(what, "->kind = ", detail::name(scales.kind),
                      " is for A; B's scales are PER_TENSOR or PER_COLUMN");
   }
-  return copy_checked(scales, expected,
-                      scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor", stream,
-                      what);
+  ValueScales out = copy_checked(scales, expected,
+                                 scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor",
+                                 stream, what);
+  if (scales.device.type == BSRMM_DEVICE_CUDA) out.caller_device = scales.data;
+  return out;
+}
+
+std::shared_ptr<const ValueScales> placed_on(std::shared_ptr<const ValueScales> scales,
+                                             bsrmm_device target, void* stream) {
+  if (scales == nullptr || target.type == BSRMM_DEVICE_CPU) return scales;
+  if (scales->device_copy.data() != nullptr && detail::same_device(scales->device_copy.device(), target))
+    return scales;
+  auto placed = std::make_shared<ValueScales>();
+  placed->kind = scales->kind;
+  placed->values = scales->values;
+  const std::size_t bytes = placed->values.size() * sizeof(float);
+  placed->device_copy = detail::Buffer::allocate(bytes, target);
+  detail::copy_bytes(placed->device_copy.data(), target, placed->values.data(),
+                     bsrmm_device{BSRMM_DEVICE_CPU, 0}, bytes, stream);
+  detail::synchronize(target, stream);
+  return placed;
 }
 
 }  // namespace bsrmm::matrix

@@ -3,21 +3,33 @@
 // B's come with each multiply (bsrmm_matmul_options::b_scales).
 #pragma once
 
+#include "../device/buffer.hpp"
 #include "bsr_structure.hpp"
 
 #include <bsrmm/bsrmm.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace bsrmm::matrix {
 
-// A copy of an operand's scales in host memory: the CPU reference reads them there, export
-// writes them from there. (The fp8 GPU kernels, when they come, add a device mirror.)
+// A copy of an operand's scales in host memory (the CPU reference reads them there, export
+// writes them from there), and where a GPU kernel reads them: A's own copy on its CUDA device
+// (`device_copy`), or B's as the caller passed them when those are in device memory
+// (`caller_device`: read in place, like B itself).
 struct ValueScales {
   bsrmm_scale_kind kind = BSRMM_SCALE_PER_TENSOR;
   std::vector<float> values;
+  detail::Buffer device_copy;
+  const float* caller_device = nullptr;
 };
+
+// `scales` for a matrix on `target`: themselves on the host or when their device copy is
+// already there, else a copy with a device copy on `target` (ordered on `stream`, then waited
+// for: matrices are ready on any stream). Null stays null.
+std::shared_ptr<const ValueScales> placed_on(std::shared_ptr<const ValueScales> scales,
+                                             bsrmm_device target, void* stream);
 
 // How many scales `kind` implies for A of `shape` (PER_COLUMN is B's only: -1).
 int64_t matrix_scale_count(bsrmm_scale_kind kind, const BsrShape& shape);
