@@ -59,7 +59,8 @@ typedef enum bsrmm_dtype BSRMM_ENUM_BASE {
    * 0x7f / 0xff. E5M2: 5 exponent bits (bias 15), 2 mantissa bits, IEEE-like (inf, NaN), largest
    * 57344. Only for A's values (bsrmm_matrix_create_scaled) and B of bsrmm_matmul, both fp8,
    * each with fp32 scales (bsrmm_scales); products accumulate in f32 and C is f32, f16 or bf16.
-   * The CPU backend multiplies them (cpu_reference_f64acc); CUDA returns UNSUPPORTED for now. */
+   * The CPU backend multiplies them (cpu_reference_f64acc), CUDA on its generic SIMT kernel
+   * (converting on load: correct, not fast; the Hopper fp8 kernels are to come). */
   BSRMM_DTYPE_FLOAT8_E4M3 = 4,
   BSRMM_DTYPE_FLOAT8_E5M2 = 5
 } bsrmm_dtype;
@@ -189,8 +190,10 @@ typedef struct bsrmm_matmul_options {
   const void* bias;
   bsrmm_activation activation;
   /* Appended for fp8 (a struct_size that ends before it, as older callers pass, still works):
-   * B's scales, required when B is fp8 (PER_TENSOR or PER_COLUMN, host memory or the context's
-   * device; read during the call only), NULL otherwise. */
+   * B's scales, required when B is fp8 (PER_TENSOR or PER_COLUMN, in host memory or on B's
+   * device; PER_COLUMN on a CUDA context must be on B's device, where the kernel reads them in
+   * place, so keep them alive and unchanged until the stream's work is done, as B), NULL
+   * otherwise. */
   const bsrmm_scales* b_scales;
 } bsrmm_matmul_options;
 
