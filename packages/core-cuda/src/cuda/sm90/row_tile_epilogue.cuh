@@ -23,7 +23,7 @@ template <typename T, typename Config>
 struct RowTileEpilogue {
   static constexpr int kN = Config::kConsumerN;
   static constexpr int kGroups = Config::kPassColumns / 8;  // 8-column groups per pass
-  const KernelParams& p;
+  const RowTileParams& p;
   RowTileSmem<Config> smem;
   int consumer, warp, lane;
 

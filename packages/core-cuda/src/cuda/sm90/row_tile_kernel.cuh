@@ -59,7 +59,7 @@ namespace bsrmm::cuda::sm90 {
 // the ring's parity waits sound: a consumer starts waiting on its tile's stages only once the
 // other has waited on all of its own, so no stage can be two laps ahead of it.
 template <typename T, typename Config>
-__device__ __forceinline__ void consume_row_tiles(const KernelParams& p, RowTileSmem<Config> smem,
+__device__ __forceinline__ void consume_row_tiles(const RowTileParams& p, RowTileSmem<Config> smem,
                                                   uint32_t rank, int worker, int workers, int consumer) {
   const int warp = (threadIdx.x / 32) % 4;
   const int lane = threadIdx.x % 32;
@@ -98,7 +98,7 @@ __device__ __forceinline__ void consume_row_tiles(const KernelParams& p, RowTile
 // warpgroups 1 and 2 the consumers). setmaxnreg needs each role to be one branch of this
 // if/else (warpgroup.cuh).
 template <typename T, typename Config>
-__global__ void __launch_bounds__(Config::kThreads, 1) row_tile_kernel(const __grid_constant__ KernelParams p) {
+__global__ void __launch_bounds__(Config::kThreads, 1) row_tile_kernel(const __grid_constant__ RowTileParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kCluster = Config::kCluster;
   // This CTA's N tile within its work item's kCluster tiles, and the peer that shares its A.

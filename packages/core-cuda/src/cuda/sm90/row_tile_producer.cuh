@@ -21,7 +21,7 @@ namespace bsrmm::cuda::sm90 {
 
 template <typename Config>
 struct RowTileProducer {
-  const KernelParams& p;
+  const RowTileParams& p;
   RowTileSmem<Config> smem;
   uint32_t rank;  // this CTA's N tile within its work item's kCluster tiles
   RingPosition<Config::kStages> ring;

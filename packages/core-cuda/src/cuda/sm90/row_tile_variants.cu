@@ -37,7 +37,8 @@ struct RowTileVariant {
   }
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
-    KernelParams params = base_params(args, int32_t(args.a.block_row_count), Config::kTileN * Config::kCluster);
+    RowTileParams params{base_params(args, int32_t(args.a.block_row_count), Config::kTileN * Config::kCluster)};
+    params.b_zero_row = int32_t(args.b.rows);
     params.a_map = make_tensor_map_2d(values_tensor(args.a), Config::kSliceK, Config::kBlockH / Config::kCluster,
                                       tma_swizzle_for_row(Config::kSliceRowBytes));
     params.b_map = Config::kColMajorB

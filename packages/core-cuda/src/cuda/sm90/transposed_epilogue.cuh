@@ -25,7 +25,7 @@ namespace bsrmm::cuda::sm90 {
 // index is below block_rows (the last group may be short).
 template <typename Config>
 struct TransposedTileRows {
-  const KernelParams& p;
+  const TransposedParams& p;
   int first_slot;
 
   __device__ bool has(int r) const { return first_slot + r / Config::kBlock < p.block_rows; }
@@ -38,7 +38,7 @@ template <typename T, typename Config>
 struct TransposedEpilogue {
   static constexpr int kUnitsPerPass = Config::kStagingRows / 64;
   static constexpr int kRowParts = Config::kUnits / kUnitsPerPass;  // passes per 64-column chunk
-  const KernelParams& p;
+  const TransposedParams& p;
   TransposedSmem<Config> smem;
   int consumer, thread, warp, lane;
   T* c;

@@ -48,7 +48,7 @@ namespace bsrmm::cuda::sm90 {
 
 // One consumer warpgroup's tiles: every tile of the walk, its main loop then its epilogue.
 template <typename T, typename Config>
-__device__ __forceinline__ void consume_transposed_tiles(const KernelParams& p, TransposedSmem<Config> smem,
+__device__ __forceinline__ void consume_transposed_tiles(const TransposedParams& p, TransposedSmem<Config> smem,
                                                          int consumer) {
   const int thread = threadIdx.x % 128;
   const int lane = threadIdx.x % 32;
@@ -69,7 +69,8 @@ __device__ __forceinline__ void consume_transposed_tiles(const KernelParams& p, 
 // warps; warpgroups 1 and 2 the consumers). setmaxnreg needs each role to be one branch of this
 // if/else (warpgroup.cuh).
 template <typename T, typename Config>
-__global__ void __launch_bounds__(Config::kThreads, 1) transposed_kernel(const __grid_constant__ KernelParams p) {
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    transposed_kernel(const __grid_constant__ TransposedParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kStages = Config::kStages;
   extern __shared__ uint8_t smem_raw[];

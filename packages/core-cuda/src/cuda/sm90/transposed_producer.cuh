@@ -21,7 +21,7 @@ namespace bsrmm::cuda::sm90 {
 
 template <typename Config>
 struct TransposedProducer {
-  const KernelParams& p;
+  const TransposedParams& p;
   TransposedSmem<Config> smem;
   int lane, producer_warp;
   int parts;  // stages per column: p.block_parts for wide blocks, else 1

@@ -38,7 +38,7 @@ struct TransposedVariant {
   }
 
   static void launch(const MatmulArgs& args, const DeviceTraits& device) {
-    KernelParams params = base_params(args, int32_t(groups(args)), Config::kTileN);
+    TransposedParams params{base_params(args, int32_t(groups(args)), Config::kTileN)};
     constexpr int kBlock = Config::kBlock;
     params.a_map = make_tensor_map_2d(values_tensor(args.a), kBlock, kBlock, tma_swizzle_for_row(kBlock * 2));
     params.block_parts = int32_t(args.a.block_width / kBlock);
@@ -49,7 +49,10 @@ struct TransposedVariant {
                        : make_tensor_map_2d(dense_tensor(args.b), 64, kBlock, TmaSwizzle::b128);
     // A tile costs a stage per distinct column (part) of its rows, and about two more for the
     // epilogue's transpose through shared memory.
-    use_work_list(params, args, device, Config::kGroup, params.block_parts, 2);
+    const WorkList list = use_work_list(params, args, device, Config::kGroup, params.block_parts, 2);
+    params.group_column_begin = list.column_begin;
+    params.group_columns = reinterpret_cast<const uint2*>(list.columns);
+    params.group_rows = list.group_rows;
     launch_kernel(kernel, params, Config::kSmemBytes, args, device, "sm90 transposed_kernel");
   }
 

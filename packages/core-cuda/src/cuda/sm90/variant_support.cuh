@@ -76,10 +76,11 @@ inline int grid_size(const KernelParams& params, const DeviceTraits& device) {
 
 // Hands the kernel the matrix plan's balanced list for its tiles (work_walk.cuh), when the call
 // comes with a plan, split among `workers` (CTAs or clusters). Costs in the kernel's own units:
-// see each variant's launch.
-inline void use_work_list(KernelParams& params, const MatmulArgs& args, int workers, int rows_per_slot,
-                   int cost_per_block, int cost_per_item) {
-  if (!args.work_lists) return;
+// see each variant's launch. Returns the list (all null without a plan): the transposed tiles
+// also take its row groups' merged columns.
+inline WorkList use_work_list(KernelParams& params, const MatmulArgs& args, int workers, int rows_per_slot,
+                              int cost_per_block, int cost_per_item) {
+  if (!args.work_lists) return WorkList{};
   WorkRequest request{rows_per_slot, params.tile_count / params.tile_slots, workers,
                       cost_per_block, cost_per_item};
   // Past 4M tiles a list's build (~1 s on the host, once) and its 16 MB outweigh what it saves:
@@ -88,14 +89,12 @@ inline void use_work_list(KernelParams& params, const MatmulArgs& args, int work
   const WorkList list = args.work_lists->get(request, args.stream);
   params.work_items = list.items;
   params.work_begin = list.begin;
-  params.group_column_begin = list.column_begin;
-  params.group_columns = reinterpret_cast<const uint2*>(list.columns);
-  params.group_rows = list.group_rows;
+  return list;
 }
 
-inline void use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
-                   int rows_per_slot, int cost_per_block, int cost_per_item) {
-  use_work_list(params, args, grid_size(params, device), rows_per_slot, cost_per_block, cost_per_item);
+inline WorkList use_work_list(KernelParams& params, const MatmulArgs& args, const DeviceTraits& device,
+                              int rows_per_slot, int cost_per_block, int cost_per_item) {
+  return use_work_list(params, args, grid_size(params, device), rows_per_slot, cost_per_block, cost_per_item);
 }
 
 // A launch configuration of clusters of `cluster` CTAs (384 threads each).
@@ -137,16 +136,16 @@ int max_active_clusters(Kernel kernel, int smem_bytes, int cluster, const Matmul
   return clusters;
 }
 
-template <typename Kernel>
-void launch_cluster_kernel(Kernel kernel, const KernelParams& params, int smem_bytes, int clusters,
+template <typename Kernel, typename Params>
+void launch_cluster_kernel(Kernel kernel, const Params& params, int smem_bytes, int clusters,
                            int cluster, const MatmulArgs& args, const char* name) {
   ClusterLaunch launch(clusters * cluster, cluster, smem_bytes, args.stream);
   check_cuda(cudaLaunchKernelEx(&launch.config, kernel, params), name);
   check_launch(name);
 }
 
-template <typename Kernel>
-void launch_kernel(Kernel kernel, const KernelParams& params, int smem_bytes,
+template <typename Kernel, typename Params>
+void launch_kernel(Kernel kernel, const Params& params, int smem_bytes,
                    const MatmulArgs& args, const DeviceTraits& device, const char* name) {
   allow_dynamic_smem(kernel, smem_bytes, args.device);
   kernel<<<grid_size(params, device), 384, smem_bytes, static_cast<cudaStream_t>(args.stream)>>>(params);
@@ -163,7 +162,6 @@ inline KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile
   params.bias = args.bias;
   params.block_rows = int32_t(args.a.block_row_count);
   params.a_zero_row = int32_t(args.a.nnzb * args.a.block_height);
-  params.b_zero_row = int32_t(args.b.rows);
   params.n = int32_t(args.b.cols);
   params.tile_slots = tile_slots;
   const int64_t n_tiles = (args.b.cols + tile_n - 1) / tile_n;
