@@ -231,8 +231,9 @@ BSRMM_API bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char
 /* Blocks the host until the context's queued work is done (CPU contexts: no-op). */
 BSRMM_API bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx);
 /* The most SMs the persistent kernels of this context's multiplies and SDDMMs may occupy: they
- * launch at most that many CTAs (cluster kernels, whole clusters within it; kernels resident
- * several to an SM, that many SMs' worth), and a dense fallback asks cuBLASLt for that SM count.
+ * launch at most that many CTAs (cluster kernels, whole clusters within it and at least one;
+ * kernels resident several to an SM, that many SMs' worth), and a dense fallback asks cuBLASLt
+ * for that SM count.
  * Kernels of one CTA per tile are not capped: their CTAs retire, and the hardware hands the SMs
  * to other work between them. For running beside other work on the GPU, e.g. NCCL's reductions,
  * which need SMs of their own while a persistent multiply holds every one. 0 (the default) =
