@@ -39,6 +39,8 @@ void bind_context(py::module_& m) {
            },
            py::arg("mode"))
       .def("set_variant", &Context::set_variant, py::arg("name"))
+      .def("set_sm_budget", &Context::set_sm_budget, py::arg("count"))
+      .def("sm_budget", &Context::sm_budget)
       .def("last_variant", &Context::last_variant)
       .def("synchronize", &Context::synchronize, release_gil());
 }

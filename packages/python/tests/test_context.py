@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 import bsrmm
 from bsr_cases import assert_matches, dense_from_bsr, random_bsr, reference
@@ -38,6 +39,26 @@ def test_context_settings_are_kept():
     assert ctx.stream is None
     ctx.synchronize()
     assert "num_threads=2" in repr(ctx)
+
+
+def test_sm_budget_is_validated_and_a_cpu_context_ignores_it():
+    ctx = bsrmm.Context("cpu", sm_budget=8)
+    assert ctx.sm_budget == 8 and "sm_budget=8" in repr(ctx)
+    assert bsrmm.Context("cpu").sm_budget == 0  # every SM
+    for bad in (-1, 2**31, 1.5, True, "8"):
+        with pytest.raises(bsrmm.InvalidArgumentError, match="sm_budget must be an int in 0..2147483647"):
+            bsrmm.Context("cpu", sm_budget=bad)
+    with pytest.raises(bsrmm.InvalidArgumentError, match="sm_budget"):
+        ctx.sm_budget = -3
+    assert ctx.sm_budget == 8  # a refused count leaves the setting alone
+    ctx.sm_budget = 1 << 20  # more than any device has: every SM
+    assert ctx.sm_budget == 1 << 20
+    rng = np.random.default_rng(28)
+    indptr, indices, data = random_bsr(rng, 6, 5, (2, 3), 0.5, "float32")
+    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, data, (12, 15))
+    b = rng.standard_normal((15, 7)).astype(np.float32)
+    value, scale = reference(dense_from_bsr(indptr, indices, data, (12, 15)), b)
+    assert_matches(bsrmm.matmul(a, b, context=ctx), value, scale, "float32", 15)
 
 
 def test_matrices_outlive_their_contexts():

@@ -350,3 +350,49 @@ def test_sddmm_out_on_another_device_is_the_cores_verdict_in_sddmms_words(torch)
     y = torch.randn(8, shape[1], device="cuda")
     with pytest.raises(bsrmm.InvalidArgumentError, match="out is on cpu but A is on cuda:0"):
         bsrmm.sddmm(w, x, y, out=torch.empty(w.nnzb, 16, 16))
+
+
+# ---- an SM budget (bsrmm.Context.sm_budget, bsrmm.torch.sm_budget) ----
+
+
+@pytest.mark.parametrize("dtype", GPU_DTYPES)
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_sm_budget_of_8_multiplies_right(torch, dtype, transpose_a):
+    """32 x 16 blocks of 64 at N = 1536: hundreds of tiles for 8 SMs' persistent CTAs, so each
+    runs many (the balanced lists cut for 8 workers); out poisoned with NaN first."""
+    rng, parts, shape, dense = _case(28, dtype, (64, 64), block_rows=32, block_cols=16, density=0.3)
+    a = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    k, m = (shape[0], shape[1]) if transpose_a else (shape[1], shape[0])
+    b = _torch_operands(torch, rng, dtype, k, 1536, "C")
+    out = torch.full((m, 1536), float("nan"), dtype=b.dtype, device="cuda")
+    ctx = bsrmm.Context("cuda:0", sm_budget=8)
+    bsrmm.matmul(a, b, transpose_a=transpose_a, out=out, context=ctx)
+    torch.cuda.synchronize()
+    value, scale = reference(dense, b.double().cpu().numpy(), transpose_a=transpose_a)
+    assert_matches(out.double().cpu().numpy(), value, scale, dtype, inner=k)
+    assert ctx.last_variant  # what ran, for the log
+
+
+def test_torch_sm_budget_runs_the_ops_through_a_budgeted_context(torch):
+    """A BsrLinear step inside bsrmm.torch.sm_budget(8) goes through the budget's context and
+    gives the step's own results (forward and gradients) to rounding."""
+    import bsrmm.torch as bt
+    from bsrmm.torch import _sm_budget
+
+    torch.manual_seed(28)
+    mask = torch.rand(24, 16) < 0.4
+    layer = bt.BsrLinear(1024, 1536, 64, mask, activation="gelu", device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    want = layer(x)
+    want.float().square().sum().backward()
+    want_dx, want_dw = x.grad.clone(), layer.values.grad.clone()
+    x.grad, layer.values.grad = None, None
+    with bt.sm_budget(8):
+        got = layer(x)
+        got.float().square().sum().backward()
+        ctx = _sm_budget.context_for(x.device)
+        assert ctx is not None and ctx.sm_budget == 8 and ctx.last_variant
+    assert _sm_budget.context_for(x.device) is None  # the budget ends with the block
+    for name, g, w in (("y", got, want), ("dx", x.grad, want_dx), ("dvalues", layer.values.grad, want_dw)):
+        error = float((g.double() - w.double()).norm() / w.double().norm())
+        assert error < 1e-2, (name, error)

@@ -205,3 +205,25 @@ def test_errors_name_the_argument(gen):
     bt.release_pattern(key)
     with pytest.raises(KeyError, match=f"pattern={key} names no live bsrmm pattern"):
         bt.bsr_mm(values, key, x, None, "none", False)
+
+
+def test_sm_budget_is_validated_nests_and_leaves_cpu_ops_alone():
+    from bsrmm.torch import _sm_budget
+
+    key, _, expand = _pattern(28, (3, 4), (4, 8))
+    torch.manual_seed(28)
+    values = torch.randn(int(expand.sum()) // 32, 4, 8, dtype=torch.float64)
+    x = torch.randn(5, 32, dtype=torch.float64)
+    whole = bt.bsr_mm(values, key, x, None, "none", False)
+    with bt.sm_budget(8):
+        assert _sm_budget.context_for(torch.device("cpu")) is None  # CPU ops ignore it
+        with bt.sm_budget(0):
+            assert getattr(_sm_budget._state, "count") == 0
+        assert getattr(_sm_budget._state, "count") == 8  # the outer budget is back
+        assert torch.equal(bt.bsr_mm(values, key, x, None, "none", False), whole)
+    assert getattr(_sm_budget._state, "count") == 0
+    for bad in (-1, 2**31, True, 2.0):
+        with pytest.raises(ValueError, match="sm_budget must be an int in 0..2147483647"):
+            with bt.sm_budget(bad):
+                pass
+    bt.release_pattern(key)

@@ -213,6 +213,9 @@ def _check_refusals(group):
     first, second = _mlp(9)
     with pytest.raises(ValueError, match="cannot fuse an activation"):
         RowParallelBsrLinear.from_bsr_linear(first, group)
+    for margin in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="comm_sm_margin must be a non-negative int"):
+            RowParallelBsrLinear.from_bsr_linear(second, group, overlap_chunks=2, comm_sm_margin=margin)
     if dist.get_world_size(group) > 1:
         row = RowParallelBsrLinear.from_bsr_linear(second, group, balance="rows")
         with pytest.raises(ValueError, match="feature_bounds=pair_feature_bounds"):
@@ -230,6 +233,7 @@ def _worker(rank, world_size, init_file):
         _, rows_row, _, _ = _check_pair(group, seed=13, balance="rows")
         assert world_size != 4 or rows_row.plan.nnzb[-1] == 0  # an empty shard, multiplied
         _check_pair(group, seed=13, balance="rows", overlap_chunks=8)  # as many chunks as tokens
+        _check_pair(group, seed=17, overlap_chunks=2, comm_sm_margin=0)  # the CPU has no SMs to leave
         per_rank = TOKENS[0] * TOKENS[1] // world_size if (TOKENS[0] * TOKENS[1]) % world_size == 0 else None
         if per_rank is not None:
             _check_pair(group, seed=14, token_slice=slice(rank * per_rank, (rank + 1) * per_rank),
@@ -276,17 +280,22 @@ def _nccl_worker(rank, world_size, init_file):
         x = torch.randn(64, D_MODEL, dtype=torch.float64, device=f"cuda:{rank}")
         dist.broadcast(x, 0)
         bounds = pair_feature_bounds(first, second, world_size)
-        column = ColumnParallelBsrLinear.from_bsr_linear(first, feature_bounds=bounds)
-        row = RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds, overlap_chunks=4)
-        xp = x.clone().requires_grad_(True)
-        row(column(xp)).square().sum().backward()
         xr = x.clone().requires_grad_(True)
         reference = second(first(xr))
         reference.square().sum().backward()
-        torch.testing.assert_close(row(column(x)), reference.detach())
-        torch.testing.assert_close(xp.grad, xr.grad)
-        grads = take_shard(_grads_of(first), column.plan, rank)
-        torch.testing.assert_close(column.local.values.grad, grads.values)
+        # The overlap with NCCL's default margin, none, and one that leaves the multiply 1 SM.
+        for margin in (16, 0, 1 << 20):
+            column = ColumnParallelBsrLinear.from_bsr_linear(first, feature_bounds=bounds)
+            row = RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds, overlap_chunks=4,
+                                                       comm_sm_margin=margin)
+            xp = x.clone().requires_grad_(True)
+            row(column(xp)).square().sum().backward()
+            torch.testing.assert_close(row(column(x)), reference.detach(), msg=f"margin {margin}")
+            torch.testing.assert_close(xp.grad, xr.grad, msg=f"margin {margin}")
+            grads = take_shard(_grads_of(first), column.plan, rank)
+            torch.testing.assert_close(column.local.values.grad, grads.values)
+            row_grads = take_shard(_grads_of(second), row.plan, rank)
+            torch.testing.assert_close(row.local.values.grad, row_grads.values, msg=f"margin {margin}")
         # No rank tears its group down while another still talks to it (gloo aborts the
         # other process: "terminate called without an active exception").
         dist.barrier()

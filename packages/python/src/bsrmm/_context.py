@@ -1,6 +1,7 @@
 """bsrmm.Context: a device plus how to use it (stream, CPU threads, f32 mode, tuning, forced
-variant). A context serialises its calls with a lock, so one may be shared across threads; the
-GIL is released inside every call, so threads with their own contexts run in parallel."""
+variant, SM budget). A context serialises its calls with a lock, so one may be shared across
+threads; the GIL is released inside every call, so threads with their own contexts run in
+parallel."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ class Context:
     measure). ``variant``: force a kernel variant by name (see :func:`bsrmm.variants`).
     ``stream``: for CUDA contexts, a stream every call runs on; left as None, each call runs on
     the current stream of the caller's array library (torch / cupy), else on the legacy default
-    stream.
+    stream. ``sm_budget``: the most SMs a multiply's persistent kernels may occupy (0 = all; more
+    than the device has = all), to leave SMs to work running beside it, such as NCCL's
+    reductions; CPU contexts accept it and ignore it.
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class Context:
         tuning: str = "auto",
         variant: Optional[str] = None,
         stream: Optional[StreamLike] = None,
+        sm_budget: int = 0,
     ) -> None:
         self._device: Device = parse_device(device)
         if (
@@ -81,6 +85,9 @@ class Context:
         self._tuning = tuning
         self._variant = variant
         self._lock = threading.Lock()
+        self._sm_budget = 0
+        if sm_budget:
+            self.sm_budget = sm_budget
         self._core_stream = 0  # what the core context is set to
         self._explicit_stream: Optional[int] = None
         if stream is not None:
@@ -107,6 +114,21 @@ class Context:
         return self._variant
 
     @property
+    def sm_budget(self) -> int:
+        """The most SMs this context's multiplies and SDDMMs may occupy (0: every SM)."""
+        return self._sm_budget
+
+    @sm_budget.setter
+    def sm_budget(self, count: int) -> None:
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= _INT32_MAX:
+            raise InvalidArgumentError(
+                f"sm_budget must be an int in 0..{_INT32_MAX} (0: every SM); got {count!r}"
+            )
+        with self._lock:
+            self._handle.set_sm_budget(count)
+            self._sm_budget = count
+
+    @property
     def last_variant(self) -> str:
         """The kernel variant the last multiply on this context ran ("" before any)."""
         return self._handle.last_variant()
@@ -131,7 +153,8 @@ class Context:
     def __repr__(self) -> str:
         return (
             f"bsrmm.Context(device={self.device!r}, num_threads={self._num_threads}, "
-            f"f32_mode={self._f32_mode!r}, tuning={self._tuning!r}, variant={self._variant!r})"
+            f"f32_mode={self._f32_mode!r}, tuning={self._tuning!r}, variant={self._variant!r}, "
+            f"sm_budget={self._sm_budget})"
         )
 
     def _stream_for(self, *arrays: Any) -> Optional[int]:

@@ -4,6 +4,8 @@
 custom ops, ``torch.ops.bsrmm.bsr_mm`` (the multiply, bias and activation fused) and
 ``torch.ops.bsrmm.sampled_mm`` (SDDMM: the weight gradient), with fake kernels and autograd,
 and gives :class:`BsrLinear` (an nn.Linear with a block-sparse weight) and :func:`sparsify_`.
+``with sm_budget(count):`` runs the ops of a block on at most ``count`` SMs of their GPU (to
+leave the rest to work beside them, e.g. NCCL's reductions).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 from . import _ops, _patterns
 from ._linear import BsrLinear
 from ._ops import bsr_mm, sampled_mm
+from ._sm_budget import sm_budget
 from ._sparsify import sparsify_
 
 
@@ -43,5 +46,6 @@ __all__ = [
     "register_pattern",
     "release_pattern",
     "sampled_mm",
+    "sm_budget",
     "sparsify_",
 ]

@@ -17,7 +17,7 @@ import torch
 
 import bsrmm
 
-from . import _patterns
+from . import _patterns, _sm_budget
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
 
@@ -90,9 +90,30 @@ def bsr_mm(
     activation: str, transpose: bool,
 ) -> torch.Tensor:
     """``act(x @ op(W)^T + bias)`` with W the pattern ``pattern`` holding ``values``."""
-    entry = _patterns.lookup(pattern)
-    rows, _ = _check_bsr_mm(values, entry, x, bias, activation, transpose)
-    prepared = _step_matrices(entry, values, "bsr_mm")
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, transpose)
+    y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
+    _multiply(values, pattern, x, y, bias, activation, transpose)
+    return y
+
+
+def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor) -> None:
+    """``out = x @ W^T`` written into ``out`` (row-contiguous, e.g. a slice of tokens of a larger
+    output), off autograd's tape: for callers with a backward of their own (the overlapped
+    row-parallel reduction, parallel/_overlap.py), which save a cat of the pieces this way."""
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, None, "none", False)
+    if tuple(out.shape) != (x.shape[0], rows) or out.stride(1) != 1:
+        raise ValueError(f"out must be ({x.shape[0]}, {rows}) with contiguous rows; got "
+                         f"{tuple(out.shape)} with strides {out.stride()}")
+    _check_alike("values", values, out=out)
+    _multiply(values, pattern, x, out, None, "none", False)
+
+
+def _multiply(
+    values: torch.Tensor, pattern: int, x: torch.Tensor, y: torch.Tensor,
+    bias: Optional[torch.Tensor], activation: str, transpose: bool,
+) -> None:
+    """``y = act(x @ op(W)^T + bias)``, the operands checked."""
+    prepared = _step_matrices(_patterns.lookup(pattern), values, "bsr_mm")
     # On CUDA the matrix borrows the tensor (no copy, nothing to capture but the kernel); it
     # lives only inside this call, and the tensor outlives it (the matrix holds it).
     borrow = values.is_cuda
@@ -103,11 +124,10 @@ def bsr_mm(
         matrix = prepared.transposed.with_values(blocks.contiguous(), borrow=borrow)
     else:
         matrix = prepared.matrix.with_values(values.contiguous(), borrow=borrow)
-    y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
     # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no copies.
     bsrmm.matmul(matrix, x.T, out=y.T, bias=bias,
-                 activation=None if activation == "none" else activation)
-    return y
+                 activation=None if activation == "none" else activation,
+                 context=_sm_budget.context_for(values.device))
 
 
 @bsr_mm.register_fake
@@ -137,7 +157,7 @@ def sampled_mm(a: torch.Tensor, b: torch.Tensor, pattern: int) -> torch.Tensor:
     _check_sampled_mm(a, b, entry)
     prepared = _step_matrices(entry, a, "sampled_mm")
     out = torch.empty((entry.nnzb, *entry.blocksize), dtype=a.dtype, device=a.device)
-    bsrmm.sddmm(prepared.matrix, a, b, out=out)
+    bsrmm.sddmm(prepared.matrix, a, b, out=out, context=_sm_budget.context_for(a.device))
     return out
 
 

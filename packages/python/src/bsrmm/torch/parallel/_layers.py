@@ -150,27 +150,32 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
     input features (a ColumnParallelBsrLinear's output, or the replicated input sliced with
     ``input_is_parallel=False``). The sum is an all-reduce (every rank gets y), or with
     ``sequence_parallel`` a reduce-scatter (each rank gets its slice of the tokens); with
-    ``overlap_chunks`` > 1 the tokens go in that many chunks, each one's all-reduce overlapping
-    the next one's multiply. The bias is replicated and added after the sum."""
+    ``overlap_chunks`` > 1 the forward's tokens go in that many chunks, each one's all-reduce
+    overlapping the next one's multiply, which runs on all the GPU's SMs but ``comm_sm_margin``
+    (left to NCCL's reduction; 0: every SM), while the backward stays whole (_overlap.py says
+    why). The bias is replicated and added after the sum."""
 
     dim = 1
 
     def __init__(self, layer: BsrLinear, group: Any = None, *, balance: str = "nnz",
                  feature_bounds: Optional[Sequence[int]] = None, input_is_parallel: bool = True, sequence_parallel: bool = False,
-                 overlap_chunks: int = 1) -> None:
+                 overlap_chunks: int = 1, comm_sm_margin: int = 16) -> None:
         if layer.activation != "none":
             raise ValueError("a RowParallelBsrLinear cannot fuse an activation: each rank holds a "
                              "partial sum, and the activation applies to the whole one; apply it "
                              "after this layer")
         if not isinstance(overlap_chunks, int) or overlap_chunks < 1:
             raise ValueError(f"overlap_chunks must be a positive int; got {overlap_chunks!r}")
+        if isinstance(comm_sm_margin, bool) or not isinstance(comm_sm_margin, int) or comm_sm_margin < 0:
+            raise ValueError(f"comm_sm_margin must be a non-negative int (SMs left to NCCL while "
+                             f"overlapping; 0: none); got {comm_sm_margin!r}")
         if sequence_parallel and overlap_chunks > 1:
             raise ValueError("overlap_chunks overlaps all-reduces; sequence_parallel reduce-scatters "
                              "(choose one)")
         super().__init__(layer, group, balance, feature_bounds, None, False)
         self.bias = None if layer.bias is None else nn.Parameter(layer.bias.detach().clone())
         self.input_is_parallel, self.sequence_parallel = input_is_parallel, sequence_parallel
-        self.overlap_chunks = overlap_chunks
+        self.overlap_chunks, self.comm_sm_margin = overlap_chunks, comm_sm_margin
 
     @classmethod
     def from_bsr_linear(cls, layer: BsrLinear, group: Any = None, **options: Any) -> "RowParallelBsrLinear":
@@ -192,7 +197,8 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
             y = _collectives.ReduceScatterTokens.apply(self.local(tokens), self.group)
             lead = (y.shape[0],)
         elif self.overlap_chunks > 1 and tokens.shape[0] > 1:
-            y = chunked_reduce(self.local, tokens, min(self.overlap_chunks, tokens.shape[0]), self.group)
+            y = chunked_reduce(self.local.values, self.local._pattern_key, tokens,
+                               min(self.overlap_chunks, tokens.shape[0]), self.group, self.comm_sm_margin)
         else:
             y = _collectives.ReduceFromParallel.apply(self.local(tokens), self.group)
         if self.bias is not None:

@@ -1,60 +1,80 @@
 """Row parallelism's reduction overlapped with its multiply: the tokens are cut into chunks,
 and the all-reduce of chunk i (``async_op=True``) runs while chunk i + 1 is multiplied. On CUDA
-NCCL reduces on its own stream, so the two really run at once; with gloo on the CPU the
-reduction runs on gloo's threads, sharing the cores the multiply uses.
+NCCL reduces on its own stream, so the two can run at once, but only where NCCL's kernel finds
+SMs: bsrmm's sm90 kernels are persistent (one CTA per SM, ~200 KB of shared memory each), so a
+chunk's multiply holds every SM until it ends and the reduction waits for it (measured on 2
+H100s: 4 chunks 4.01 ms against 4.03 ms unchunked, packages/bench/results/
+h100-sxm-x2-2026-11-25-s14-parallel_mlp_w2.json). So the chunks multiply under an SM budget
+(bsrmm.Context.sm_budget: the device's SMs less ``comm_sm_margin``), the field's answer too
+(DeepGEMM's set_num_sms, cuBLAS's SM count target, Transformer Engine's comm SM margin). With
+gloo on the CPU the reduction runs on gloo's threads, sharing the cores the multiply uses; the
+margin means nothing there.
 
-The multiplies stay on autograd's tape (so the gradients are the layer's own); a chunk's partial
-is copied before its reduction starts, because the multiply saved its output for the backward
-and an in-place reduction would change what it saved."""
+Only the forward is chunked. The backward is the whole layer's, unchunked: the all-reduce's
+backward is the identity, so dX and dW are one multiply and one SDDMM on the whole gradient
+(chunking them, four of each on the same tape, made forward + backward 0.86x as fast in the same
+run: 21.4 against 18.5 ms). The chunks' outputs are written into one tensor and reduced in place
+(no copy and no cat: nothing keeps the partial sums, the backward needs only x and W)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 from torch.autograd import Function
 
+from .. import _ops, _patterns
+from .._sm_budget import sm_budget
+
 Group = Optional[dist.ProcessGroup]
 
 
-class _StartAllReduce(Function):
-    """A copy of ``partial`` whose all-reduce has been started; ``pending`` gets its handle.
-    Nothing may read the copy before :class:`_FinishAllReduces` waits. The backward is the
-    all-reduce's: identity."""
+def multiply_budget(device: torch.device, comm_sm_margin: int) -> int:
+    """The SMs a chunk's multiply may take on ``device``: all of them less ``comm_sm_margin``
+    (at least 1); 0 (every SM) on the CPU or with no margin."""
+    if device.type != "cuda" or comm_sm_margin == 0:
+        return 0
+    sms: int = torch.cuda.get_device_properties(device).multi_processor_count
+    return max(1, sms - comm_sm_margin)
+
+
+class _ChunkedRowReduce(Function):
+    """``all_reduce(x @ W^T)`` with the tokens in ``chunks``, each chunk's reduction started as
+    soon as its multiply is queued; the backward is the unchunked layer's."""
 
     @staticmethod
-    def forward(ctx: Any, partial: torch.Tensor, group: Group, pending: List[Any]) -> torch.Tensor:
-        reduced = partial.contiguous().clone()
-        pending.append(dist.all_reduce(reduced, group=group, async_op=True))
-        return reduced
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        return grad, None, None
-
-
-class _FinishAllReduces(Function):
-    """Waits for every started reduction and joins the chunks back into one (tokens) tensor."""
-
-    @staticmethod
-    def forward(ctx: Any, pending: List[Any], *chunks: torch.Tensor) -> torch.Tensor:
+    def forward(ctx: Any, values: torch.Tensor, x: torch.Tensor, pattern: int, chunks: int,
+                group: Group, budget: int) -> torch.Tensor:
+        y = values.new_empty((x.shape[0], _patterns.lookup(pattern).shape[0]))
+        pending: List[Any] = []
+        start = 0
+        with sm_budget(budget):
+            for piece in x.tensor_split(chunks, dim=0):
+                out = y[start:start + piece.shape[0]]
+                _ops.multiply_into(values, pattern, piece, out)
+                pending.append(dist.all_reduce(out, group=group, async_op=True))
+                start += piece.shape[0]
         for handle in pending:
             handle.wait()
-        ctx.sizes = [chunk.shape[0] for chunk in chunks]
-        return torch.cat(chunks, dim=0)
+        ctx.pattern = pattern
+        ctx.save_for_backward(values, x)
+        return y
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        return (None, *grad.split_with_sizes(ctx.sizes, dim=0))
+        values, x = ctx.saved_tensors
+        grad = grad.contiguous()
+        d_values = _ops.sampled_mm(grad.T, x, ctx.pattern) if ctx.needs_input_grad[0] else None
+        d_x = _ops.bsr_mm(values, ctx.pattern, grad, None, "none", True) if ctx.needs_input_grad[1] else None
+        return d_values, d_x, None, None, None, None
 
 
-def chunked_reduce(multiply: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
-                   chunks: int, group: Group) -> torch.Tensor:
-    """``all_reduce(multiply(x))`` over ``group``, with ``x``'s tokens (rows) in ``chunks``
-    pieces, each piece's reduction overlapping the next piece's multiply."""
-    pending: List[Any] = []
-    reduced = [_StartAllReduce.apply(multiply(piece), group, pending)
-               for piece in x.tensor_split(chunks, dim=0)]
-    joined: torch.Tensor = _FinishAllReduces.apply(pending, *reduced)
-    return joined
+def chunked_reduce(values: torch.Tensor, pattern: int, x: torch.Tensor, chunks: int, group: Group,
+                   comm_sm_margin: int) -> torch.Tensor:
+    """``all_reduce(x @ W^T)`` over ``group`` (W the pattern holding ``values``, x's tokens as
+    rows), the tokens in ``chunks`` pieces, each piece's reduction overlapping the next piece's
+    multiply, which leaves ``comm_sm_margin`` SMs to NCCL."""
+    budget = multiply_budget(x.device, comm_sm_margin)
+    y: torch.Tensor = _ChunkedRowReduce.apply(values, x, pattern, chunks, group, budget)
+    return y
