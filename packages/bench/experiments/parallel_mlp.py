@@ -19,7 +19,11 @@ case and a power-law one), in one process:
 
 Every run also times the row-parallel reduction overlapped with the multiply (--chunks: the
 tokens in that many chunks, each chunk's async all-reduce running under the next chunk's
-multiply) beside the plain all-reduce. On the CPU (gloo), a small case:
+multiply) beside the plain all-reduce, once per --margins entry: the SMs each chunk's multiply
+leaves to NCCL (comm_sm_margin; 0: none, the multiply's persistent kernels on every SM, which
+the 2026-11-25 s14 runs measured: no overlap). Rows "chunks_1" (plain) and
+"chunks_4_margin_16" (4 chunks, 16 SMs left). Only the forward is chunked; the backward of every
+row is the whole layer's. On the CPU (gloo), a small case:
 
     torchrun --standalone --nproc-per-node 2 packages/bench/experiments/parallel_mlp.py --cpu
 
@@ -57,6 +61,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=8192)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bfloat16")
     parser.add_argument("--chunks", type=int, default=4, help="overlap: tokens in this many chunks")
+    parser.add_argument("--margins", default="0,8,16,32",
+                        help="overlap: the SMs left to NCCL, one timed row per entry (comma-separated)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--cpu", action="store_true", help=f"gloo on the CPU, the small case {CPU_CASE}")
@@ -133,8 +139,13 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     first, second = _mlp(arguments, device)
     bounds = pair_feature_bounds(first, second, world_size)
     column = ColumnParallelBsrLinear.from_bsr_linear(first, feature_bounds=bounds)
-    rows = {chunks: RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds, overlap_chunks=chunks)
-            for chunks in sorted({1, arguments.chunks})}
+    settings = {"chunks_1": (1, 0)}
+    if arguments.chunks > 1:
+        settings.update({f"chunks_{arguments.chunks}_margin_{margin}": (arguments.chunks, margin)
+                         for margin in (int(m) for m in arguments.margins.split(","))})
+    rows = {label: RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds, overlap_chunks=chunks,
+                                                        comm_sm_margin=margin)
+            for label, (chunks, margin) in settings.items()}
     torch.manual_seed(1)
     x = torch.randn(arguments.tokens, arguments.d_model, device=device, dtype=DTYPES[arguments.dtype])
     xr = x.clone().requires_grad_(True)
@@ -144,9 +155,11 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
         "world_size": world_size, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "case": {k: getattr(arguments, k)
                  for k in ("d_model", "hidden", "block", "density", "tokens", "dtype", "pattern")},
-        "column_plan": column.plan.report(), "row_plan": rows[1].plan.report(),
+        "column_plan": column.plan.report(), "row_plan": rows["chunks_1"].plan.report(),
     }
-    for chunks, row in rows.items():
+    if device.type == "cuda":
+        result["sm_count"] = torch.cuda.get_device_properties(device).multi_processor_count
+    for label, row in rows.items():
         xp = x.clone().requires_grad_(True)
         y = row(column(xp))
         y.float().square().sum().backward()
@@ -155,13 +168,13 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
         worst = torch.tensor([max(errors.values())], dtype=torch.float64, device=device)
         dist.all_reduce(worst, op=dist.ReduceOp.MAX)
         if float(worst) > 2e-2:
-            raise SystemExit(f"chunks={chunks}: the parallel MLP differs from the one-GPU layer "
+            raise SystemExit(f"{label}: the parallel MLP differs from the one-GPU layer "
                              f"(relative errors {errors})")
         forward_ms = _time(lambda: row(column(x)), arguments, device)
         xt = x.clone().requires_grad_(True)
         step_ms = _time(lambda: row(column(xt)).float().square().sum().backward(), arguments, device)
-        result[f"chunks_{chunks}"] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms,
-                                      "max_relative_error": float(worst)}
+        result[label] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms,
+                         "max_relative_error": float(worst)}
     return result
 
 
