@@ -265,13 +265,19 @@ bsrmm_context_t cpu_context() {
   return ctx;
 }
 
-// A variant name the context may be forced to: the default choice, each CPU variant, or a name
-// it must refuse.
+// A variant name the context may be forced to: the default choice, each matmul variant (CPU
+// ones run, CUDA ones are refused on this CPU context), or a name it must refuse. SDDMM variants
+// are left out: bsrmm_matmul refuses them whatever the operands (tests/api/sddmm_variant_test.cpp).
 std::string variant_from(FuzzInput& in) {
-  const int32_t count = bsrmm_variant_count();
+  std::vector<std::string> matmul;
+  for (int32_t i = 0; i < bsrmm_variant_count(); ++i) {
+    bsrmm_variant_kind kind = BSRMM_VARIANT_SDDMM;
+    if (bsrmm_variant_get_kind(i, &kind) == BSRMM_STATUS_SUCCESS && kind == BSRMM_VARIANT_MATMUL)
+      matmul.emplace_back(bsrmm_variant_name(i));
+  }
   const uint8_t b = in.byte();
-  if (b < 96 || count == 0) return "";
-  if (b < 250) return bsrmm_variant_name(b % count);
+  if (b < 96 || matmul.empty()) return "";
+  if (b < 250) return matmul[b % matmul.size()];
   return "cpu_no_such_variant";
 }
 

@@ -226,7 +226,9 @@ BSRMM_API bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_
 BSRMM_API bsrmm_status bsrmm_context_get_num_threads(bsrmm_context_t ctx, int32_t* out);
 BSRMM_API bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode);
 BSRMM_API bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_tuning_mode mode);
-/* Force a kernel variant by name (see bsrmm_variant_name), or NULL/"" to let the tuner choose. */
+/* Force a kernel variant by name (see bsrmm_variant_name), or NULL/"" to let the tuner choose.
+ * A matmul variant steers bsrmm_matmul, an SDDMM variant bsrmm_sddmm (bsrmm_variant_get_kind);
+ * the other call then fails INVALID_ARGUMENT until the variant is cleared or changed. */
 BSRMM_API bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name);
 /* Blocks the host until the context's queued work is done (CPU contexts: no-op). */
 BSRMM_API bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx);
@@ -321,9 +323,19 @@ BSRMM_API bsrmm_status bsrmm_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern,
 
 /* ---- kernel variants ---- */
 /* Variants compiled into this library (CPU ones included), named CUTLASS-style, e.g.
- * "cpu_f32_rowmajor_blocked" or "sm80_f16_b64_mma_stages3". */
+ * "cpu_blocked_simd", "sm80_f16_b64_mma_stages3" or "sm90_sddmm_bf16_wgmma_b128x128_yc": the
+ * matmul variants first, then the SDDMM ones (bsrmm_variant_get_kind tells them apart).
+ * bsrmm_context_set_variant forces either kind; bsrmm_matmul then runs a forced matmul variant
+ * and bsrmm_sddmm a forced SDDMM variant (UNSUPPORTED, output untouched, when it cannot take
+ * the operands), and each refuses a forced variant of the other kind (INVALID_ARGUMENT). */
+typedef enum bsrmm_variant_kind BSRMM_ENUM_BASE {
+  BSRMM_VARIANT_MATMUL = 0, /* runs bsrmm_matmul (and bsrmm_tune) */
+  BSRMM_VARIANT_SDDMM = 1   /* runs bsrmm_sddmm */
+} bsrmm_variant_kind;
 BSRMM_API int32_t bsrmm_variant_count(void);
 BSRMM_API const char* bsrmm_variant_name(int32_t index);
+/* The operation variant `index` runs; INVALID_ARGUMENT for an index outside the list. */
+BSRMM_API bsrmm_status bsrmm_variant_get_kind(int32_t index, bsrmm_variant_kind* out);
 /* The variant the last successful bsrmm_matmul or bsrmm_sddmm on this context ran ("" before
  * any), e.g. "cpu_sddmm_blocked" or "sm80_sddmm_bf16_mma16816_t128x128_yc". */
 BSRMM_API const char* bsrmm_context_last_variant(bsrmm_context_t ctx);

@@ -118,11 +118,12 @@ bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name) {
     bsrmm_context_s& context = require(ctx, "ctx");
     const std::string variant = name ? name : "";
     if (!variant.empty()) {
-      if (!bsrmm::api::is_variant(variant)) {
+      const bsrmm::api::VariantEntry* entry = bsrmm::api::find_variant(variant);
+      if (entry == nullptr) {
         invalid_argument("name = \"", variant,
                          "\" is not a variant of this build (list them with bsrmm_variant_name)");
       }
-      const bool cpu_variant = bsrmm::api::is_cpu_variant(variant);
+      const bool cpu_variant = entry->cpu;
       if (cpu_variant != (context.device.type == BSRMM_DEVICE_CPU)) {
         invalid_argument("name = \"", variant, "\" is a ", cpu_variant ? "CPU" : "CUDA",
                          " variant; this context is on ", describe(context.device));
@@ -133,7 +134,6 @@ bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name) {
   });
 }
 
-bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx) {
 bsrmm_status bsrmm_context_set_sm_budget(bsrmm_context_t ctx, int32_t count) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
@@ -155,6 +155,7 @@ bsrmm_status bsrmm_context_get_sm_budget(bsrmm_context_t ctx, int32_t* out) {
   });
 }
 
+bsrmm_status bsrmm_context_synchronize(bsrmm_context_t ctx) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
     bsrmm::detail::synchronize(context.device, bsrmm::api::stream_of(context));

@@ -29,6 +29,18 @@ void set_last_error(const char* function, const char* message) noexcept {
 
 using bsrmm::api::guarded;
 
+namespace {
+
+const bsrmm::api::VariantEntry& variant_at(int32_t index) {
+  const std::vector<bsrmm::api::VariantEntry>& list = bsrmm::api::variants();
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    bsrmm::detail::invalid_argument("index = ", index, " is outside 0..", list.size() - 1);
+  }
+  return list[static_cast<size_t>(index)];
+}
+
+}  // namespace
+
 #define BSRMM_STRINGIFY2(x) #x
 #define BSRMM_STRINGIFY(x) BSRMM_STRINGIFY2(x)
 
@@ -70,20 +82,21 @@ bsrmm_status bsrmm_cuda_device_count(int32_t* count) {
 
 int32_t bsrmm_variant_count(void) {
   int32_t count = 0;
-  guarded(__func__, [&] { count = static_cast<int32_t>(bsrmm::api::variant_names().size()); });
+  guarded(__func__, [&] { count = static_cast<int32_t>(bsrmm::api::variants().size()); });
   return count;
 }
 
 const char* bsrmm_variant_name(int32_t index) {
   const char* name = nullptr;
-  guarded(__func__, [&] {
-    const std::vector<std::string>& names = bsrmm::api::variant_names();
-    if (index < 0 || static_cast<size_t>(index) >= names.size()) {
-      bsrmm::detail::invalid_argument("index = ", index, " is outside 0..", names.size() - 1);
-    }
-    name = names[static_cast<size_t>(index)].c_str();
-  });
+  guarded(__func__, [&] { name = variant_at(index).name.c_str(); });
   return name;
+}
+
+bsrmm_status bsrmm_variant_get_kind(int32_t index, bsrmm_variant_kind* out) {
+  return guarded(__func__, [&] {
+    bsrmm_variant_kind& kind = bsrmm::api::require(out, "out");
+    kind = variant_at(index).kind;
+  });
 }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "options.hpp"
+#include "variants.hpp"
 
 #include <bsrmm/bsrmm.h>
 
@@ -151,6 +152,7 @@ std::string multiply(bsrmm_context_s& context, const BsrMatrix& matrix, const bs
   if (tune_now) {
     mode = BSRMM_TUNING_FORCE;
   } else if (!settings.forced_variant.empty()) {
+    bsrmm::api::check_forced_kind(settings.forced_variant, BSRMM_VARIANT_MATMUL, "bsrmm_matmul");
     choice.variant = settings.forced_variant;
     mode = BSRMM_TUNING_OFF;
   } else if (op_a.shape().nnzb == 0) {

@@ -1,6 +1,7 @@
 // bsrmm_sddmm: check the pattern, X, Y and values against each other and the context, then run
 // it through the context's backend (src/backend: the CPU's pool, or the GPU on the context's
-// stream) and record the kernel that ran as the context's last variant.
+// stream), forced to the context's variant when that is an SDDMM one, and record the kernel that
+// ran as the context's last variant.
 #include "../backend/backend.hpp"
 #include "../common/dtype.hpp"
 #include "../device/device_runtime.hpp"
@@ -9,6 +10,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "options.hpp"
+#include "variants.hpp"
 
 #include <bsrmm/bsrmm.h>
 
@@ -111,9 +113,9 @@ bsrmm::backend::SddmmArgs backend_args(const BsrMatrix& pattern, const bsrmm_den
   args.beta = options.beta;
   args.device = pattern.device().ordinal;
   args.stream = settings.stream;
+  args.sm_budget = settings.sm_budget;
   return args;
 }
-  args.sm_budget = settings.sm_budget;
 
 void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsrmm_dense* x,
                    const bsrmm_dense* y, bsrmm_dense* values, const bsrmm_sddmm_options* options) {
@@ -130,8 +132,11 @@ void checked_sddmm(bsrmm_context_t ctx, bsrmm_matrix_t pattern_handle, const bsr
   if (pattern.shape().nnzb == 0) return;
 
   const bsrmm::api::ContextSettings settings = bsrmm::api::snapshot(context);
+  bsrmm::api::check_forced_kind(settings.forced_variant, BSRMM_VARIANT_SDDMM, "bsrmm_sddmm");
+  bsrmm::backend::Candidate run;
+  run.variant = settings.forced_variant;
   std::string ran = bsrmm::api::backend_for(context, settings)
-                        ->sddmm(backend_args(pattern, dense_x, dense_y, dense_values, opts, settings), {});
+                        ->sddmm(backend_args(pattern, dense_x, dense_y, dense_values, opts, settings), run);
   std::lock_guard<std::mutex> lock(context.settings_mutex);
   context.last_variant = std::move(ran);
 }

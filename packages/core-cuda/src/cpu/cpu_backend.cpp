@@ -50,6 +50,8 @@ std::vector<std::string> variant_names() {
   return {reference_variant, blocked_variant, dense_variant, rowwise_variant};
 }
 
+std::vector<std::string> sddmm_variant_names() { return {sddmm_blocked_variant, sddmm_reference_variant}; }
+
 std::string CpuBackend::device_name() const { return tuner::cpu_identity(); }
 
 const DenseDecision& CpuBackend::dense_decision(const MatmulArgs& args) {

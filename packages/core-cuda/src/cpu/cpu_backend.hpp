@@ -42,7 +42,9 @@ constexpr const char* blocked_variant = "cpu_blocked_simd";
 constexpr const char* dense_variant = "cpu_dense_blas";
 constexpr const char* rowwise_variant = "cpu_rowwise_simd";
 
+// The matmul variants, then the SDDMM ones (sddmm.hpp: the pick first).
 std::vector<std::string> variant_names();
+std::vector<std::string> sddmm_variant_names();
 
 // Every dtype, fp8 included: fp8 operands (A and B both fp8, C f32/f16/bf16) run through
 // reference_fp8_rows (reference_fp8.cpp), the only CPU path that takes them.

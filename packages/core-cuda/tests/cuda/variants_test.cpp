@@ -14,6 +14,8 @@ std::vector<std::string> forceable_variants() {
   std::vector<std::string> names;
   for (int32_t i = 0; i < bsrmm_variant_count(); ++i) {
     const std::string name = bsrmm_variant_name(i);
+    bsrmm_variant_kind kind = BSRMM_VARIANT_MATMUL;
+    if (bsrmm_variant_get_kind(i, &kind) != BSRMM_STATUS_SUCCESS || kind != BSRMM_VARIANT_MATMUL) continue;
     // fp8 ("generic_e4m3xe5m2_bf16_..."): operands of two dtypes with scales, tests/cuda/fp8_test.cpp.
     if (name.find("e4m3") != std::string::npos || name.find("e5m2") != std::string::npos) continue;
     if (name.rfind("sm80_", 0) == 0 || name.rfind("generic_", 0) == 0 || name.rfind("narrow_", 0) == 0)

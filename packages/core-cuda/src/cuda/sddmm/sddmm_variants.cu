@@ -7,6 +7,7 @@
 // instruction, tile, X's layout when column-major (`_xc`; row-major X has no tag) and Y's, e.g.
 // "sm80_sddmm_bf16_mma16816_t128x128_yc", "sm80_sddmm_f16_mma16816_t64x64_xc_yr" (a weight
 // gradient dY^T X) or "cuda_sddmm_simt_f64".
+#include "../../common/dtype.hpp"
 #include "../runtime/cuda_check.hpp"
 #include "../runtime/device_guard.hpp"
 #include "../runtime/device_traits.hpp"
@@ -18,6 +19,7 @@
 #include "simt_kernel.cuh"
 
 #include <algorithm>
+#include <sstream>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -170,6 +172,21 @@ const std::vector<SddmmVariant>& variants() {
   return list;
 }
 
+// The facts the variants' supports() look at, for the UNSUPPORTED message of a forced variant
+// that declines: with the variant's name (dtype, block or tile shape, layouts) and the rules in
+// README.md, what to change.
+std::string describe(const SddmmArgs& a, const DeviceTraits& device) {
+  std::ostringstream text;
+  text << "pattern " << detail::name(a.pattern.dtype) << " blocks " << a.pattern.block_height << "x"
+       << a.pattern.block_width << ", X " << detail::name(a.x.layout) << " ld " << a.x.ld
+       << (aligned_to(a.x.data, 16) ? "" : " (not 16-byte aligned)") << ", Y "
+       << detail::name(a.y.layout) << " ld " << a.y.ld
+       << (aligned_to(a.y.data, 16) ? "" : " (not 16-byte aligned)") << ", T " << a.x.cols
+       << (aligned_to(a.values.data, 4) ? "" : ", values not 4-byte aligned") << ", device "
+       << a.device << " (compute capability " << device.cc_major << "." << device.cc_minor << ")";
+  return text.str();
+}
+
 }  // namespace
 
 std::vector<std::string> sddmm_variant_names() {
@@ -185,8 +202,9 @@ std::string sddmm(const SddmmArgs& args, const std::string& variant) {
     if (!variant.empty() && v.name != variant) continue;
     if (!v.supports(args, device)) {
       if (variant.empty()) continue;
-      detail::fail(BSRMM_STATUS_UNSUPPORTED, "the SDDMM variant ", variant,
-                   " cannot take these operands (dtype, block shape, layouts, alignment or T)");
+      detail::fail(BSRMM_STATUS_UNSUPPORTED, "the SDDMM variant '", variant,
+                   "' does not take these operands (its dtype, block shape, layouts, leading "
+                   "dimensions, alignment, T or device): ", describe(args, device));
     }
     if (args.pattern.nnzb > 0) v.launch(args);
     return v.name;
