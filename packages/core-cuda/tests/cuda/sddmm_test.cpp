@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -142,18 +143,35 @@ class GpuSddmm : public ::testing::TestWithParam<GpuSddmmCase> {
   }
 };
 
-TEST_P(GpuSddmm, MatchesFloat64Reference) {
-  const GpuSddmmCase& tc = GetParam();
-  const uint64_t seed = tc.seed ^ test_seed();
-  Random rng(seed);
-  SddmmProblem p = tc.row_counts.empty() ? make_sddmm_problem(tc, rng) : counted_problem(tc, rng);
+// The problem of a case: random over its density, or over its row counts.
+SddmmProblem problem_for(const GpuSddmmCase& tc, Random& rng) {
+  return tc.row_counts.empty() ? make_sddmm_problem(tc, rng) : counted_problem(tc, rng);
+}
 
+// One bsrmm_sddmm of `p` on device 0 with the context forced to `variant` ("": the choice), the
+// values downloaded into p.values afterwards (whatever the status: a refused call must have left
+// them as they were).
+struct Outcome {
+  bsrmm_status status;
+  std::string error;  // bsrmm_sddmm's message when it failed
+  std::string ran;    // the context's last variant afterwards
+};
+
+Outcome run_on_gpu(SddmmProblem& p, const std::string& variant) {
+  Outcome outcome{BSRMM_STATUS_SUCCESS, "", ""};
+  const auto failed = [&](bsrmm_status status, const char* what) {
+    if (status == BSRMM_STATUS_SUCCESS) return false;
+    outcome = Outcome{status, std::string(what) + ": " + bsrmm_last_error(), ""};
+    return true;
+  };
   bsrmm_context_t ctx_raw = nullptr;
-  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &ctx_raw));
+  if (failed(bsrmm_context_create(gpu, &ctx_raw), "bsrmm_context_create")) return outcome;
   ContextHandle ctx(ctx_raw);
+  if (failed(bsrmm_context_set_variant(ctx.get(), variant.c_str()), "bsrmm_context_set_variant"))
+    return outcome;
   bsrmm_bsr_desc desc = p.pattern.desc();
   bsrmm_matrix_t matrix_raw = nullptr;
-  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix_raw));
+  if (failed(bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix_raw), "bsrmm_matrix_create")) return outcome;
   MatrixHandle matrix(matrix_raw);
 
   DeviceBuffer x_device(p.x.bytes()), y_device(p.y.bytes()), values_device(p.values.bytes());
@@ -163,13 +181,25 @@ TEST_P(GpuSddmm, MatchesFloat64Reference) {
   vd.data = values_device.get();
   xd.device = yd.device = vd.device = gpu;
   bsrmm_sddmm_options options = bsrmm_sddmm_options_default();
-  options.alpha = tc.alpha;
-  options.beta = tc.beta;
-  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_sddmm(ctx.get(), matrix.get(), &xd, &yd, &vd, &options));
-  ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
-  ASSERT_TRUE(values_device.download(p.values.bytes()));
+  options.alpha = p.alpha;
+  options.beta = p.beta;
+  outcome.status = bsrmm_sddmm(ctx.get(), matrix.get(), &xd, &yd, &vd, &options);
+  outcome.error = outcome.status == BSRMM_STATUS_SUCCESS ? "" : bsrmm_last_error();
+  EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
+  EXPECT_TRUE(values_device.download(p.values.bytes()));
+  outcome.ran = bsrmm_context_last_variant(ctx.get());
+  return outcome;
+}
 
-  const std::string ran = bsrmm_context_last_variant(ctx.get());
+TEST_P(GpuSddmm, MatchesFloat64Reference) {
+  const GpuSddmmCase& tc = GetParam();
+  const uint64_t seed = tc.seed ^ test_seed();
+  Random rng(seed);
+  SddmmProblem p = problem_for(tc, rng);
+
+  const Outcome outcome = run_on_gpu(p, "");
+  ASSERT_EQ(outcome.status, BSRMM_STATUS_SUCCESS) << outcome.error;
+  const std::string& ran = outcome.ran;
   const std::string expected = expected_variant(tc, p);
   if (p.pattern.nnzb() > 0) {
     EXPECT_EQ(ran.rfind(expected, 0), 0u) << "ran " << ran << ", expected " << expected;
@@ -325,6 +355,163 @@ INSTANTIATE_TEST_SUITE_P(LargeBlocks, GpuSddmm, ::testing::ValuesIn(large_block_
 INSTANTIATE_TEST_SUITE_P(ColumnMajorX, GpuSddmm, ::testing::ValuesIn(column_major_x_cases()),
                          case_name);
 INSTANTIATE_TEST_SUITE_P(Sm90, GpuSddmm, ::testing::ValuesIn(sm90_cases()), case_name);
+
+// ---- every CUDA SDDMM variant forced by name (bsrmm_context_set_variant) ----
+
+std::vector<std::string> cuda_sddmm_variants() {
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < bsrmm_variant_count(); ++i) {
+    bsrmm_variant_kind kind = BSRMM_VARIANT_MATMUL;
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_variant_get_kind(i, &kind));
+    const std::string name = bsrmm_variant_name(i);
+    if (kind == BSRMM_VARIANT_SDDMM && name.rfind("cpu_", 0) != 0) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<std::string> split(const std::string& name) {
+  std::vector<std::string> parts;
+  std::istringstream in(name);
+  for (std::string part; std::getline(in, part, '_');) parts.push_back(part);
+  return parts;
+}
+
+bsrmm_dtype dtype_named(const std::string& text) {
+  if (text == "f16") return BSRMM_DTYPE_F16;
+  if (text == "bf16") return BSRMM_DTYPE_BF16;
+  if (text == "f64") return BSRMM_DTYPE_F64;
+  EXPECT_EQ(text, "f32") << "an SDDMM variant names its dtype";
+  return BSRMM_DTYPE_F32;
+}
+
+// A case a variant's name promises it takes, from the name alone (README.md's rules):
+//   cuda_sddmm_simt_<dtype>: any block shape and layout (3 x 5 blocks, odd pads, T 45);
+//   sm80_sddmm_<dtype>_mma16816_t<S>x<S>[_xc]_<yc|yr>: block sides multiples of S (S x 2S up to
+//     64, 128 x 128), leading dimensions multiples of 8, T a multiple of 8 (72);
+//   sm90_sddmm_<dtype>_wgmma_b<H>x<W>[_xc]_<yc|yr>: H x W blocks, leading dimensions multiples
+//     of 8, any T (200: a partial last stage), block rows of 2, 0, 3 and 1 blocks.
+GpuSddmmCase promised_case(const std::string& name, uint64_t seed) {
+  const std::vector<std::string> parts = split(name);
+  GpuSddmmCase tc;
+  tc.seed = seed;
+  tc.beta = seed % 2 == 0 ? 0.0 : 0.5;
+  tc.alpha = seed % 3 == 0 ? 1.0 : -0.75;
+  tc.expect_variant = name;
+  if (parts[0] == "cuda") {
+    tc.dtype = dtype_named(parts.back());
+    tc.bh = 3;
+    tc.bw = 5;
+    tc.block_rows = 7;
+    tc.block_cols = 6;
+    tc.t = 45;
+    tc.x_layout = BSRMM_LAYOUT_COL_MAJOR;
+    tc.x_pad = 3;
+    tc.y_pad = 1;
+    return tc;
+  }
+  tc.dtype = dtype_named(parts[2]);
+  const bool x_col = std::find(parts.begin(), parts.end(), "xc") != parts.end();
+  tc.x_layout = x_col ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+  tc.y_layout = parts.back() == "yc" ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+  int h = 0, w = 0;
+  const bool parsed = std::sscanf(parts[4].c_str() + 1, "%dx%d", &h, &w) == 2;
+  EXPECT_TRUE(parsed) << name << ": no tile or block shape in " << parts[4];
+  if (parts[0] == "sm80") {
+    tc.bh = h;
+    tc.bw = h <= 64 ? 2 * w : w;
+    tc.block_rows = std::max<int64_t>(2, 256 / tc.bh);
+    tc.block_cols = std::max<int64_t>(2, 256 / tc.bw);
+    tc.density = 0.4;
+    tc.t = 72;
+    tc.x_pad = tc.y_pad = 8;
+    return tc;
+  }
+  tc.needs_sm90 = true;
+  tc.bh = h;
+  tc.bw = w;
+  tc.row_counts = {2, 0, 3, 1};
+  tc.block_rows = int64_t(tc.row_counts.size());
+  tc.block_cols = 4;
+  tc.t = 200;
+  tc.x_pad = tc.y_pad = 8;
+  return tc;
+}
+
+// The same case in a dtype the variant does not take (its other 16-bit or 32/64-bit type).
+GpuSddmmCase other_dtype(GpuSddmmCase tc) {
+  tc.dtype = tc.dtype == BSRMM_DTYPE_F16   ? BSRMM_DTYPE_BF16
+             : tc.dtype == BSRMM_DTYPE_BF16 ? BSRMM_DTYPE_F16
+             : tc.dtype == BSRMM_DTYPE_F32  ? BSRMM_DTYPE_F64
+                                            : BSRMM_DTYPE_F32;
+  return tc;
+}
+
+// Each CUDA SDDMM variant, forced: on a case its name promises it takes, it runs (the last
+// variant is its name, even where the choice would take another kernel, as sm90 on an H100) and
+// matches the float64 reference; on a device it does not run on (sm90_* off Hopper) and on the
+// same case in a dtype it does not take, it is UNSUPPORTED, says why, and leaves the values (NaN
+// poison or random) exactly as they were.
+TEST(GpuSddmmForced, EveryCudaSddmmVariant) {
+  BSRMM_REQUIRE_GPU();
+  const std::vector<std::string> names = cuda_sddmm_variants();
+  ASSERT_FALSE(names.empty()) << "a CUDA build lists its SDDMM variants";
+  const bool hopper = device_is_sm90();
+  int ran = 0, declined = 0;
+  uint64_t seed = 700;
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const GpuSddmmCase tc = promised_case(name, seed++);
+    const bool runs_here = !tc.needs_sm90 || hopper;
+    for (const GpuSddmmCase& c : {tc, other_dtype(tc)}) {
+      const bool takes = runs_here && c.dtype == tc.dtype;
+      Random rng(c.seed ^ test_seed());
+      SddmmProblem p = problem_for(c, rng);
+      const std::vector<unsigned char> before = p.values.bytes();
+      const Outcome outcome = run_on_gpu(p, name);
+      if (takes) {
+        ASSERT_EQ(outcome.status, BSRMM_STATUS_SUCCESS) << c.name() << ": " << outcome.error;
+        EXPECT_EQ(outcome.ran, name) << c.name();
+        expect_matches(p.values, p.expected(), c.name() + " forced to " + name);
+        ++ran;
+      } else {
+        EXPECT_EQ(outcome.status, BSRMM_STATUS_UNSUPPORTED) << c.name() << ": " << outcome.error;
+        EXPECT_NE(outcome.error.find("the SDDMM variant '" + name + "' does not take these operands"),
+                  std::string::npos)
+            << outcome.error;
+        EXPECT_TRUE(p.values.bytes() == before) << c.name() << ": a declined variant wrote values";
+        EXPECT_EQ(outcome.ran, "") << "nothing ran on this context";
+        ++declined;
+      }
+    }
+  }
+  std::printf("[ forced  ] %zu CUDA SDDMM variants: %d runs against float64, %d declines%s\n", names.size(),
+              ran, declined, hopper ? "" : " (not a Hopper device: sm90_sddmm_* declined)");
+}
+
+// A CUDA context forced to a matmul variant runs no SDDMM: INVALID_ARGUMENT naming both, values
+// untouched.
+TEST(GpuSddmmForced, MatmulVariantIsRefused) {
+  BSRMM_REQUIRE_GPU();
+  std::string matmul_variant;
+  for (int32_t i = 0; i < bsrmm_variant_count() && matmul_variant.empty(); ++i) {
+    bsrmm_variant_kind kind = BSRMM_VARIANT_SDDMM;
+    ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_variant_get_kind(i, &kind));
+    const std::string name = bsrmm_variant_name(i);
+    if (kind == BSRMM_VARIANT_MATMUL && name.rfind("cpu_", 0) != 0) matmul_variant = name;
+  }
+  ASSERT_FALSE(matmul_variant.empty());
+  GpuSddmmCase tc;
+  tc.beta = 0.5;
+  Random rng(tc.seed ^ test_seed());
+  SddmmProblem p = problem_for(tc, rng);
+  const std::vector<unsigned char> before = p.values.bytes();
+  const Outcome outcome = run_on_gpu(p, matmul_variant);
+  EXPECT_EQ(outcome.status, BSRMM_STATUS_INVALID_ARGUMENT) << outcome.error;
+  EXPECT_NE(outcome.error.find("\"" + matmul_variant + "\" is a matmul variant and bsrmm_sddmm runs SDDMM"),
+            std::string::npos)
+      << outcome.error;
+  EXPECT_TRUE(p.values.bytes() == before);
+}
 
 }  // namespace
 }  // namespace bsrmm::test
