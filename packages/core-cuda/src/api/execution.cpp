@@ -107,9 +107,9 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   args_.f32_mode = settings.f32_mode;
   args_.device = ctx.device.ordinal;
   args_.stream = settings.stream;
+  args_.sm_budget = settings.sm_budget;
   if (!on_host(op_a)) args_.work_lists = &op_a.plan().work_lists();
 }
-  args_.sm_budget = settings.sm_budget;
 
 const void* Execution::PlanDenseCopy::get(void* stream) {
   if (on_host(a_)) return a_.plan().dense_host_values(a_, cpu::dense_copy_dtype(a_.dtype()));

@@ -119,12 +119,12 @@ struct MatmulArgs {
   bsrmm_f32_mode f32_mode = BSRMM_F32_EXACT;  // GPU: whether f32 may run as tf32
   int device = 0;                             // GPU ordinal
   void* stream = nullptr;                     // GPU stream (a cudaStream_t) the work is ordered on
+  int32_t sm_budget = 0;  // GPU: the most SMs the kernels may occupy (bsrmm_context_set_sm_budget); 0: all
   WorkListSource* work_lists = nullptr;  // GPU: the matrix's balanced schedules; null: round robin
 };
 
 // The SDDMM (bsrmm_sddmm): for every stored block b of `pattern`,
 //   values[b] = alpha * (X Y)[rows and columns of block b] + beta * values[b].
-  int32_t sm_budget = 0;  // GPU: the most SMs the kernels may occupy (bsrmm_context_set_sm_budget); 0: all
 // Only the pattern's structure is read (its values and plan aids are not).
 struct SddmmArgs {
   BsrView pattern;         // row_ptr / col_idx where the pattern lives
@@ -135,7 +135,7 @@ struct SddmmArgs {
   double beta = 0.0;       // 0: values are only written
   int device = 0;          // GPU ordinal
   void* stream = nullptr;  // GPU stream the work is ordered on
+  int32_t sm_budget = 0;   // GPU: as MatmulArgs::sm_budget
 };
 
 }  // namespace bsrmm::backend
-  int32_t sm_budget = 0;   // GPU: as MatmulArgs::sm_budget
