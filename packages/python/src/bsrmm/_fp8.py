@@ -14,6 +14,7 @@ not fast); CUDA kernels are to come (issue 27), so fp8 matrices live on the host
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -57,10 +58,10 @@ def scale_kind(scale: Any) -> int:
 
 
 def _scale_of(amax: np.ndarray, fp8: str) -> np.ndarray:
-    scales = np.where(amax > 0, amax / MAX_FINITE[fp8], 1.0).astype(np.float32)
-    # A float32 scale may round below amax / max: the element then overflows the format by
-    # that rounding, which the clip in _quantised turns into max_finite (never NaN).
-    return scales
+    """amax / max_finite as float32 (1 where amax is 0). Rounded to float32 the scale may fall
+    just below amax / max_finite, so amax / scale may pass max_finite by that rounding: the
+    clip in _quantised makes it max_finite, never NaN."""
+    return np.where(amax > 0, amax / MAX_FINITE[fp8], 1.0).astype(np.float32)
 
 
 def _quantised(values: np.ndarray, scales: np.ndarray, fp8: str) -> np.ndarray:
@@ -165,16 +166,17 @@ def address(array: np.ndarray) -> int:
 
 
 def host_array(obj: Any, argument: str) -> np.ndarray:
-    """An fp8 operand on the host as numpy (torch CPU float8 tensors are read through
-    DLPack-free views: torch's .numpy() cannot hold fp8, so their bytes are reinterpreted)."""
-    if type(obj).__module__.startswith("torch"):
+    """An operand of an fp8 product (or construction) on the host as numpy. torch's .numpy()
+    has no fp8, so a torch float8 CPU tensor's bytes are viewed as ml_dtypes' type instead."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
         if obj.device.type != "cpu":
-            raise UnsupportedError(f"{argument} is on {obj.device}; fp8 multiplies run on the CPU for now")
+            raise UnsupportedError(f"{argument} is on {obj.device}; Python's fp8 products run on the host for now")
         fp8 = fp8_name(obj.dtype)
+        tensor = obj.detach().contiguous()
         if fp8 is None:
-            return np.asarray(obj.detach().contiguous().numpy())
-        raw = obj.detach().contiguous().view(__import__("torch").uint8).numpy()
-        return raw.view(_dtypes.numpy_dtype(fp8))
+            return np.asarray(tensor.numpy())
+        return tensor.view(torch.uint8).numpy().view(_dtypes.numpy_dtype(fp8))
     return _arrays.as_numpy(obj, argument)
 
 
