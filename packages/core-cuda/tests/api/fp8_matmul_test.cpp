@@ -136,6 +136,10 @@ TEST(Fp8Matrix, SortingIndicesMovesTheBlockScales) {
                                   BSRMM_CREATE_SORT_INDICES);
   bsrmm_scale_kind kind{};
   int64_t count = 0;
+  // NULL data asks for the kind and count only.
+  ASSERT_EQ(bsrmm_matrix_export_scales(m.get(), &kind, &count, nullptr), BSRMM_STATUS_SUCCESS)
+      << bsrmm_last_error();
+  EXPECT_EQ(count, a.nnzb());
   std::vector<float> stored(static_cast<size_t>(a.nnzb()));
   ASSERT_EQ(bsrmm_matrix_export_scales(m.get(), &kind, &count, stored.data()), BSRMM_STATUS_SUCCESS)
       << bsrmm_last_error();
