@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef BSRMM_PYTHON_VERSION
@@ -26,11 +27,16 @@ void bind_library(py::module_& m) {
     bsrmm::check(bsrmm_cuda_device_count(&count));
     return count;
   });
+  // (name, "matmul" | "sddmm") for every variant, in the core's order.
   m.def("variants", [] {
-    std::vector<std::string> names;
+    std::vector<std::pair<std::string, std::string>> listed;
     const int32_t count = bsrmm_variant_count();
-    for (int32_t i = 0; i < count; ++i) names.emplace_back(bsrmm_variant_name(i));
-    return names;
+    for (int32_t i = 0; i < count; ++i) {
+      bsrmm_variant_kind kind = BSRMM_VARIANT_MATMUL;
+      bsrmm::check(bsrmm_variant_get_kind(i, &kind));
+      listed.emplace_back(bsrmm_variant_name(i), kind == BSRMM_VARIANT_SDDMM ? "sddmm" : "matmul");
+    }
+    return listed;
   });
 
   m.attr("STATUS_SUCCESS") = static_cast<int>(BSRMM_STATUS_SUCCESS);

@@ -100,6 +100,27 @@ def reference(a_dense, b, *, alpha=1.0, beta=0.0, c0=None, transpose_a=False, bi
     return activate(value, activation), scale
 
 
+def sddmm_reference(indptr, indices, blocksize, x, y, alpha=1.0, beta=0.0, before=None):
+    """(value, scale) of shape (nnzb, bh, bw): alpha * (x @ y) at each block + beta * before."""
+    bh, bw = blocksize
+    x64 = np.asarray(x).astype(np.float64)
+    y64 = np.asarray(y).astype(np.float64)
+    product, scale = x64 @ y64, np.abs(x64) @ np.abs(y64)
+    value = np.empty((len(indices), bh, bw))
+    magnitude = np.empty_like(value)
+    for row in range(len(indptr) - 1):
+        for b in range(indptr[row], indptr[row + 1]):
+            c = indices[b]
+            rows, cols = slice(row * bh, (row + 1) * bh), slice(c * bw, (c + 1) * bw)
+            value[b] = alpha * product[rows, cols]
+            magnitude[b] = abs(alpha) * scale[rows, cols]
+    if beta != 0.0:
+        before64 = np.asarray(before).astype(np.float64)
+        value += beta * before64
+        magnitude += np.abs(beta * before64)
+    return value, magnitude
+
+
 def assert_matches(got, ref_value, ref_scale, dtype: str, inner: int, slack: float = 1.0) -> None:
     """Every element within the rounding bound of its dtype: output rounding relative to the
     value, accumulation error relative to the scale; NaN exactly where the reference has NaN."""

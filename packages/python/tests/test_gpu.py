@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import bsrmm
-from bsr_cases import assert_matches, dense_from_bsr, random_bsr, random_values, reference
+from bsr_cases import assert_matches, dense_from_bsr, random_bsr, random_values, reference, sddmm_reference
 
 _reason = bsrmm.cuda_unavailable_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=f"no usable CUDA device: {_reason}")
@@ -341,6 +341,45 @@ def test_sddmm_torch_cuda_matches_float64(dtype):
     ran = bsrmm.default_context("cuda:0").last_variant
     expected = "sm80_sddmm_" if dtype in ("float16", "bfloat16") else "cuda_sddmm_simt_"
     assert ran.startswith(expected), ran
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "sm90_sddmm_bf16_wgmma_b128x128_xc_yr",
+        "sm80_sddmm_bf16_mma16816_t128x128_xc_yr",
+        "sm80_sddmm_bf16_mma16816_t64x64_xc_yr",
+        "cuda_sddmm_simt_bf16",
+    ],
+)
+def test_forced_sddmm_variant_runs_on_the_weight_gradient(variant):
+    """dW = sddmm(W, dY^T, X) (dY^T a column-major view, X row-major) at 128 x 128 blocks, T 200,
+    with Context(variant=...): the forced kernel runs (the sm80 and SIMT ones too on an H100,
+    where the choice takes sm90), last_variant names it, float64 agrees; a kernel that does not
+    run on this device (sm90 off Hopper) is UnsupportedError and leaves out as it was."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    assert variant in bsrmm.variants(kind="sddmm")
+    rng, parts, shape, _ = _case(41, "bfloat16", blocksize=(128, 128), block_rows=3, block_cols=2, density=0.7)
+    indptr, indices, _ = parts
+    w = bsrmm.BsrMatrix.from_arrays(*parts, shape, device="cuda:0")
+    tokens = 200
+    dy_host = random_values(rng, (tokens, shape[0]), "bfloat16")
+    x_host = random_values(rng, (tokens, shape[1]), "bfloat16")
+    dy = torch.from_numpy(dy_host.astype(np.float32)).to(device="cuda", dtype=torch.bfloat16)
+    x = torch.from_numpy(x_host.astype(np.float32)).to(device="cuda", dtype=torch.bfloat16)
+    out = torch.full((w.nnzb, 128, 128), float("nan"), dtype=torch.bfloat16, device="cuda")
+    context = bsrmm.Context("cuda:0", variant=variant)
+    if variant.startswith("sm90_") and torch.cuda.get_device_capability(0) != (9, 0):
+        with pytest.raises(bsrmm.UnsupportedError, match=f"the SDDMM variant '{variant}' does not take"):
+            bsrmm.sddmm(w, dy.T, x, out=out, context=context)
+        torch.cuda.synchronize()
+        assert torch.isnan(out).all()
+        return
+    assert bsrmm.sddmm(w, dy.T, x, out=out, context=context) is out
+    torch.cuda.synchronize()
+    assert context.last_variant == variant
+    want, scale = sddmm_reference(indptr, indices, (128, 128), dy_host.T, x_host)
+    assert_matches(out.to(torch.float64).cpu().numpy(), want, scale, "bfloat16", tokens)
 
 
 def test_sddmm_out_on_another_device_is_the_cores_verdict_in_sddmms_words(torch):

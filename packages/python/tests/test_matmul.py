@@ -226,7 +226,7 @@ def test_every_cpu_variant_forced_by_name_matches_reference():
     a = bsrmm.BsrMatrix.from_arrays(indptr, indices, data, (20, 32))
     b = random_values(rng, (32, 6), "float32")
     value, scale = reference(dense_from_bsr(indptr, indices, data, (20, 32)), b)
-    cpu_variants = [v for v in bsrmm.variants() if v.startswith("cpu_")]
+    cpu_variants = [v for v in bsrmm.variants(kind="matmul") if v.startswith("cpu_")]
     assert cpu_variants, bsrmm.variants()
     for name in cpu_variants:
         ctx = bsrmm.Context("cpu", variant=name)

@@ -12,6 +12,7 @@ import pytest
 
 import bsrmm
 from bsr_cases import DTYPES, assert_matches, np_dtype, random_bsr, random_values, strided_buffer
+from bsr_cases import sddmm_reference as _reference
 
 BLOCKSIZES = [(1, 1), (2, 3), (4, 4), (16, 16), (64, 32)]
 
@@ -23,27 +24,6 @@ def _pattern(rng, blocksize, dtype, density=0.4, block_rows=None, block_cols=Non
     indptr, indices, data = random_bsr(rng, block_rows, block_cols, blocksize, density, dtype)
     shape = (block_rows * bh, block_cols * bw)
     return bsrmm.BsrMatrix.from_arrays(indptr, indices, data, shape), indptr, indices
-
-
-def _reference(indptr, indices, blocksize, x, y, alpha=1.0, beta=0.0, before=None):
-    """(value, scale) of shape (nnzb, bh, bw): alpha * (x @ y) at each block + beta * before."""
-    bh, bw = blocksize
-    x64 = np.asarray(x).astype(np.float64)
-    y64 = np.asarray(y).astype(np.float64)
-    product, scale = x64 @ y64, np.abs(x64) @ np.abs(y64)
-    value = np.empty((len(indices), bh, bw))
-    magnitude = np.empty_like(value)
-    for row in range(len(indptr) - 1):
-        for b in range(indptr[row], indptr[row + 1]):
-            c = indices[b]
-            rows, cols = slice(row * bh, (row + 1) * bh), slice(c * bw, (c + 1) * bw)
-            value[b] = alpha * product[rows, cols]
-            magnitude[b] = abs(alpha) * scale[rows, cols]
-    if beta != 0.0:
-        before64 = np.asarray(before).astype(np.float64)
-        value += beta * before64
-        magnitude += np.abs(beta * before64)
-    return value, magnitude
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

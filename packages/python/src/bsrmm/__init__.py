@@ -8,7 +8,7 @@ A is a :class:`BsrMatrix`; B and C are numpy, torch, cupy or any DLPack /
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from . import _blas
 
@@ -44,9 +44,16 @@ def core_version() -> str:
     return _core.core_version()
 
 
-def variants() -> List[str]:
-    """Kernel variants compiled into this build (CPU ones included), named CUTLASS-style."""
-    return list(_core.variants())
+def variants(kind: Optional[str] = None) -> List[str]:
+    """Kernel variants compiled into this build (CPU ones included), named CUTLASS-style: the
+    matmul variants, then the SDDMM ones (``cpu_sddmm_*``, ``sm90_sddmm_*``, ``sm80_sddmm_*``,
+    ``cuda_sddmm_simt_*``). ``kind="matmul"`` or ``kind="sddmm"`` lists one operation's.
+    ``Context(variant=name)`` forces either kind: :func:`matmul` runs a forced matmul variant and
+    :func:`sddmm` a forced SDDMM variant, and each raises :class:`InvalidArgumentError` for a
+    variant of the other kind."""
+    if kind is not None and kind not in ("matmul", "sddmm"):
+        raise InvalidArgumentError(f"kind must be 'matmul', 'sddmm' or None; got {kind!r}")
+    return [name for name, its_kind in _core.variants() if kind is None or its_kind == kind]
 
 
 __all__ = [

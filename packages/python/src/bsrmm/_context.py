@@ -36,7 +36,9 @@ class Context:
     process, which measures the eligible variants and stores the fastest; later ones, in any
     process, reuse it), ``"off"`` (heuristics only, nothing measured or stored: for
     latency-critical serving, after :func:`bsrmm.tune` ahead of time) or ``"force"`` (always
-    measure). ``variant``: force a kernel variant by name (see :func:`bsrmm.variants`).
+    measure). ``variant``: force a kernel variant by name (see :func:`bsrmm.variants`): a matmul
+    variant for :func:`bsrmm.matmul`, an SDDMM variant for :func:`bsrmm.sddmm` (each call refuses
+    the other kind).
     ``stream``: for CUDA contexts, a stream every call runs on; left as None, each call runs on
     the current stream of the caller's array library (torch / cupy), else on the legacy default
     stream. ``sm_budget``: the most SMs a multiply's persistent kernels may occupy (0 = all; more

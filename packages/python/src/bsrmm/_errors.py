@@ -94,6 +94,14 @@ _PYTHON_WORDS: Tuple[Tuple[str, str], ...] = (
     ("pass BSRMM_CREATE_SORT_INDICES to sort", "pass sort_indices=True to sort"),
     ("BSRMM_CREATE_SORT_INDICES", "sort_indices=True"),
     ("BSRMM_CREATE_BORROW_VALUES", "borrow=True"),
+    (
+        "force one of those (bsrmm_variant_get_kind tells them apart) or clear it with "
+        "bsrmm_context_set_variant(ctx, NULL)",
+        "use a context forced to one of those (bsrmm.variants(kind=...) lists each kind) or with "
+        "variant=None",
+    ),
+    ("bsrmm_matmul runs", "bsrmm.matmul runs"),
+    ("bsrmm_sddmm runs", "bsrmm.sddmm runs"),
     ("bsrmm_tune", "bsrmm.tune"),  # a CUDA graph capture's refusal says to tune before it
     ("list them with bsrmm_variant_name", "list them with bsrmm.variants()"),
     ("bsrmm_variant_name lists them", "bsrmm.variants() lists them"),
