@@ -38,7 +38,7 @@ def sweep(bh, bw, n, m=8192, k=8192):
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     prefix = "sm90_tma_wgmma_f16_b" + (str(bh) if bh == bw else f"{bh}x{bw}")
     square_parts = f"sm90_tma_wgmma_f16_b{bh}_transposed"  # wide blocks run as square parts
-    names = [v for v in bsrmm.variants() if v.startswith(prefix + "_") or v.startswith(square_parts)]
+    names = [v for v in bsrmm.variants(kind="matmul") if v.startswith(prefix + "_") or v.startswith(square_parts)]
     for density in (0.05, 0.125, 0.25, 0.5):
         pattern = patterns.generate({"kind": "uniform", "density": density}, m // bh, k // bw, seed=1)
         indptr, indices = pattern.indptr.astype(np.int32), pattern.indices.astype(np.int32)
