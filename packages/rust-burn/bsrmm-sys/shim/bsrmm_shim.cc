@@ -138,4 +138,10 @@ rust::String variant_name(int32_t index) {
   return rust::String(name != nullptr ? name : "");
 }
 
+bool variant_is_sddmm(int32_t index) {
+  bsrmm_variant_kind kind = BSRMM_VARIANT_MATMUL;
+  bsrmm::check(bsrmm_variant_get_kind(index, &kind));
+  return kind == BSRMM_VARIANT_SDDMM;
+}
+
 }  // namespace bsrmm_sys

@@ -77,5 +77,6 @@ void sddmm(Context& ctx, const Matrix& pattern, const Dense& x, const Dense& y, 
 
 int32_t variant_count();
 rust::String variant_name(int32_t index);
+bool variant_is_sddmm(int32_t index);
 
 }  // namespace bsrmm_sys

@@ -179,6 +179,8 @@ pub mod ffi {
 
         fn variant_count() -> i32;
         fn variant_name(index: i32) -> String;
+        /// True for an SDDMM variant (bsrmm_variant_get_kind), false for a matmul one.
+        fn variant_is_sddmm(index: i32) -> Result<bool>;
     }
 }
 

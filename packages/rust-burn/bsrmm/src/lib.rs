@@ -102,7 +102,29 @@ pub fn cuda_unavailable_reason() -> Option<String> {
     }
 }
 
-/// The kernel variants compiled into the core (CPU ones included), CUTLASS-style names.
+/// The kernel variants compiled into the core (CPU ones included), CUTLASS-style names: the
+/// matmul variants, then the SDDMM ones (`variants_of` lists one kind).
 pub fn variants() -> Vec<String> {
     (0..bsrmm_sys::ffi::variant_count()).map(bsrmm_sys::ffi::variant_name).collect()
+}
+
+/// The operation a kernel variant runs. `Context::set_variant` forces either kind: `matmul`
+/// runs a forced matmul variant and `sddmm` a forced SDDMM variant; each returns an
+/// `INVALID_ARGUMENT` error for a forced variant of the other kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariantKind {
+    Matmul,
+    Sddmm,
+}
+
+/// The variants of one kind, in `variants()`'s order.
+pub fn variants_of(kind: VariantKind) -> Vec<String> {
+    (0..bsrmm_sys::ffi::variant_count())
+        .filter(|&index| {
+            // Indices below variant_count() always have a kind.
+            let sddmm = bsrmm_sys::ffi::variant_is_sddmm(index).unwrap_or(false);
+            sddmm == (kind == VariantKind::Sddmm)
+        })
+        .map(bsrmm_sys::ffi::variant_name)
+        .collect()
 }
