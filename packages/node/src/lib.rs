@@ -39,8 +39,14 @@ pub fn cuda_device_count() -> u32 {
     bsrmm::cuda_device_count().map_or(0, |n| n as u32)
 }
 
-/// Kernel variants compiled into the core.
+/// Kernel variants compiled into the core: the matmul ones, then the SDDMM ones; `kind`
+/// ("matmul" or "sddmm") lists one operation's.
 #[napi]
-pub fn variants() -> Vec<String> {
-    bsrmm::variants()
+pub fn variants(kind: Option<String>) -> napi::Result<Vec<String>> {
+    match kind.as_deref() {
+        None => Ok(bsrmm::variants()),
+        Some("matmul") => Ok(bsrmm::variants_of(bsrmm::VariantKind::Matmul)),
+        Some("sddmm") => Ok(bsrmm::variants_of(bsrmm::VariantKind::Sddmm)),
+        Some(other) => Err(error::invalid(format!("kind must be \"matmul\", \"sddmm\" or undefined; got {other:?}"))),
+    }
 }

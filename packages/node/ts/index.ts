@@ -5,6 +5,7 @@
 //
 // Inputs are checked here (types, lengths, shapes) before they reach the addon; every error is a
 // BsrmmError with a stable `code` (the C status name).
+import { native as call } from "./errors.js";
 import native from "./native.js";
 
 export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
@@ -30,7 +31,8 @@ export function cudaDeviceCount(): number {
   return native.cudaDeviceCount();
 }
 
-/** Kernel variants compiled into the core. */
-export function variants(): string[] {
-  return native.variants();
+/** Kernel variants compiled into the core: the matmul ones, then the SDDMM ones (`cpu_sddmm_*`,
+ * `sm90_sddmm_*`, `sm80_sddmm_*`, `cuda_sddmm_simt_*`); `kind` lists one operation's. */
+export function variants(kind?: "matmul" | "sddmm"): string[] {
+  return call(() => native.variants(kind));
 }
