@@ -62,8 +62,8 @@ struct TransposedProducer {
       tma_load_3d(stage, &p.b_map, 0, k, n_tile * (Config::kTileN / 64), &full[ring.stage]);
     } else if (rows && !p.b_column_chunks && lane >= 32 - Config::kBLoadLanes) {
       const int chunk = lane - (32 - Config::kBLoadLanes);
-      tma_load_2d(stage + chunk * Config::kBChunkBytes, &p.b_map, n_tile * Config::kTileN + 64 * chunk, k,
-                  &full[ring.stage]);
+      tma_load_2d(TransposedSmem<Config>::b_chunk(stage, chunk), &p.b_map,
+                  n_tile * Config::kTileN + 64 * chunk, k, &full[ring.stage]);
     }
   }
 

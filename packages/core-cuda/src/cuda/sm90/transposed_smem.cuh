@@ -23,6 +23,8 @@ struct TransposedSmem {
     return SwizzledRows{base + consumer * (Config::kStagingRows * 128)};
   }
   __device__ uint8_t* stage(int s) const { return base + Config::kStagingBytes + s * Config::kStageBytes; }
+  // The stage's B slice, 64-column chunk `chunk`: kBlock K rows x 64 columns.
+  __device__ static uint8_t* b_chunk(uint8_t* stage, int chunk) { return stage + chunk * Config::kBChunkBytes; }
   // The stage's A slot of the group's row `slot`: one kBlock x kBlock block.
   __device__ static uint8_t* a_slot(uint8_t* stage, int slot) {
     return stage + Config::kBBytes + slot * Config::kABytes;
