@@ -259,7 +259,9 @@ TEST_P(NarrowPacked, LongRowsAndTransposeMatchFloat64) {
 
 // Untuned, tiny blocks at N <= 4 go to the packed kernel in f32/f64, at N <= 2 in 16-bit dtypes;
 // a 16-bit N = 4 and a 16 x 16 block keep the lanes-along-K kernel.
-TEST(NarrowPackedHeuristic, PicksPackedForTinyBlocksAtSmallN) {
+// The packed kernel lost every case swept on the H100 (perf-log entry 49): the untuned pick for
+// tiny blocks at small N stays the lanes-along-K kernel; the packed one runs only when tuned or forced.
+TEST(NarrowPackedHeuristic, TinyBlocksAtSmallNKeepTheWarpRowsKernel) {
   BSRMM_REQUIRE_GPU();
   Problem problem;
   problem.block_rows = 40;
@@ -267,24 +269,19 @@ TEST(NarrowPackedHeuristic, PicksPackedForTinyBlocksAtSmallN) {
   problem.density = 0.1;
   for (bsrmm_dtype dtype : {BSRMM_DTYPE_F64, BSRMM_DTYPE_F32, BSRMM_DTYPE_BF16}) {
     for (const Shape& shape : std::vector<Shape>{{3, 3}, {4, 4}, {8, 8}}) {
-      problem.dtype = dtype;
-      problem.block_height = shape.height;
-      problem.block_width = shape.width;
-      problem.n = dtype == BSRMM_DTYPE_BF16 ? 2 : 4;
-      SCOPED_TRACE(problem.describe());
-      EXPECT_EQ(run_and_check(problem).variant, packed_name(dtype));
-      if (HasFatalFailure()) return;
+      for (int64_t n : {1, 2, 4}) {
+        problem.dtype = dtype;
+        problem.block_height = shape.height;
+        problem.block_width = shape.width;
+        problem.n = n;
+        SCOPED_TRACE(problem.describe());
+        const std::string ran = run_and_check(problem).variant;
+        if (HasFatalFailure()) return;
+        EXPECT_NE(ran, packed_name(dtype));
+        EXPECT_EQ(ran.rfind("narrow_", 0), 0u) << ran;
+      }
     }
   }
-  problem.n = 4;  // bf16 4x4 from the loop's last dtype
-  problem.block_height = 4;
-  problem.block_width = 4;
-  EXPECT_EQ(run_and_check(problem).variant, "narrow_bf16_simt_warprows");
-  problem.dtype = BSRMM_DTYPE_F32;
-  problem.block_height = 16;
-  problem.block_width = 16;
-  problem.n = 1;
-  EXPECT_EQ(run_and_check(problem).variant, "narrow_f32_simt_warprows");
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowPacked,

@@ -39,19 +39,10 @@ inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
 // 4 columns of accumulators (wider N in chunks of 4, each reading A again).
 inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
 
-// Blocks at most 8 x 8 at N <= 4: A is nearly all the bytes, and the packed kernel reads it in
-// whole 16-byte chunks with a batch of them in flight per lane from one read of row_ptr, where
-// the lanes-along-K kernel waits on each batch's block columns first and leaves lanes idle on
-// 3- and 6-wide blocks (prediction: docs/perf-log.md entry 49). In 16-bit dtypes a lane holds
-// 16 / N elements a batch (registers per element: block column, B values, accumulators), one
-// or two 16-byte chunks, under the lanes-along-K kernel's four: there it is the default at
-// N <= 2 only. Larger blocks keep the lanes-along-K default; the tuner times both.
-constexpr int64_t kPackedPreferredMaxN = 4;
-constexpr int64_t kPackedPreferredMaxN16 = 2;
-
-inline bool packed_preferred(int32_t block_height, int32_t block_width, int64_t n, int32_t elem_bytes) {
-  const int64_t max_n = elem_bytes >= 4 ? kPackedPreferredMaxN : kPackedPreferredMaxN16;
-  return n <= max_n && block_height <= 8 && block_width <= 8;
-}
+// Measured on the H100 (docs/perf-log.md entry 49, outcome): the packed kernel loses to the
+// lanes-along-K kernel on every case swept (4x4 f64 27-point N = 1: 0.79 vs 0.44 ms; 8x8 f64
+// N = 1: 0.72 vs 0.40; 3x3 f64 N = 1: 0.50 vs 0.29; N = 16: 2-3x slower), so it is never the
+// untuned pick: it stays a candidate the tuner times and a variant that can be forced.
+constexpr int kPackedPreference = 4;
 
 }  // namespace bsrmm::cuda::narrow

@@ -258,8 +258,8 @@ void packed_launch(const MatmulArgs& args, const DeviceTraits& device) {
 }
 
 template <typename T>
-int packed_preference(const MatmulArgs& args, const DeviceTraits&) {
-  return packed_preferred(args.a.block_height, args.a.block_width, args.c.cols, int32_t(sizeof(T))) ? 102 : 4;
+int packed_preference(const MatmulArgs&, const DeviceTraits&) {
+  return kPackedPreference;
 }
 
 template <typename T>
