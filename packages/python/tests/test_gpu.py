@@ -322,8 +322,8 @@ def test_sddmm_torch_cuda_matches_float64(dtype):
     x_host = random_values(rng, (shape[1], tokens), dtype)
     dy_host = random_values(rng, (shape[0], tokens), dtype)
     torch_dtype = getattr(torch, dtype)
-    x = torch.from_numpy(x_host.astype(np.float32)).to(device="cuda", dtype=torch_dtype)
-    dy = torch.from_numpy(dy_host.astype(np.float32)).to(device="cuda", dtype=torch_dtype)
+    x = torch.from_numpy(x_host.astype(np.float64)).to(device="cuda", dtype=torch_dtype)
+    dy = torch.from_numpy(dy_host.astype(np.float64)).to(device="cuda", dtype=torch_dtype)
     out = torch.full((w.nnzb, 16, 16), float("nan"), dtype=torch_dtype, device="cuda")
     assert bsrmm.sddmm(w, dy, x.T, out=out) is out
     torch.cuda.synchronize()

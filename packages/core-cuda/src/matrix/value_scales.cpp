@@ -35,13 +35,15 @@ ValueScales copy_checked(const bsrmm_scales& scales, int64_t expected, const cha
     invalid_argument(what, "->count = ", scales.count, " but ", detail::name(scales.kind),
                      " scales of this operand are ", expected, " (", expected_why, ")");
   }
+  ValueScales out;
+  out.kind = scales.kind;
+  // No stored block, no per-block scale: an empty array's data may be NULL (std::vector's is).
+  if (expected == 0) return out;
   if (scales.data == nullptr) invalid_argument(what, "->data is NULL but ", expected, " scales are needed");
   if (reinterpret_cast<std::uintptr_t>(scales.data) % alignof(float) != 0)
     invalid_argument(what, "->data is not aligned to 4 bytes (the size of a float)");
   detail::check_device_exists(scales.device);
   detail::check_pointer_on(scales.data, scales.device, what);
-  ValueScales out;
-  out.kind = scales.kind;
   out.values.resize(static_cast<size_t>(expected));
   detail::copy_bytes(out.values.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0}, scales.data,
                      scales.device, out.values.size() * sizeof(float), stream);

@@ -105,6 +105,20 @@ TEST_F(Fp8Rules, MatrixScalesAreChecked) {
   expect_status(create(&scales), BSRMM_STATUS_INVALID_ARGUMENT, "scales->struct_size = 4 <");
 }
 
+TEST_F(Fp8Rules, NoStoredBlockNeedsNoPerBlockScales) {
+  // Found by the GPU test: a random pattern with no block left PER_BLOCK scales an empty vector,
+  // whose data() is NULL; zero scales need no array.
+  HostBsr empty = random_bsr(rng_, 3, 4, 2, 2, 0.0, BSRMM_DTYPE_FLOAT8_E4M3);
+  ASSERT_EQ(empty.nnzb(), 0);
+  const bsrmm_bsr_desc desc = empty.desc();
+  const std::vector<float> none;
+  const bsrmm_scales scales = scales_of(none, BSRMM_SCALE_PER_BLOCK);
+  bsrmm_matrix_t out = nullptr;
+  ASSERT_EQ(bsrmm_matrix_create_scaled(ctx_.get(), &desc, &scales, 0, &out), BSRMM_STATUS_SUCCESS)
+      << bsrmm_last_error();
+  bsrmm_matrix_destroy(out);
+}
+
 TEST_F(Fp8Rules, BothOperandsFp8) {
   HostDense f32_b(8, 5, BSRMM_DTYPE_F32);
   fill_random(f32_b, rng_);

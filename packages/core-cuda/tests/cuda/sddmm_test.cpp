@@ -424,6 +424,12 @@ GpuSddmmCase promised_case(const std::string& name, uint64_t seed) {
     tc.density = 0.4;
     tc.t = 72;
     tc.x_pad = tc.y_pad = 8;
+    // 128-row tiles leave a 2 x 2 grid of blocks, empty 13% of the time at density 0.4 (then
+    // nothing runs, found on the H100): a fixed count of blocks per row instead.
+    if (tc.block_rows * tc.block_cols <= 4) {
+      tc.row_counts = {1, 2};
+      tc.block_rows = int64_t(tc.row_counts.size());
+    }
     return tc;
   }
   tc.needs_sm90 = true;

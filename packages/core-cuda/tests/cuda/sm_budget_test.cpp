@@ -71,6 +71,8 @@ TEST(SmBudget, EverySquare64Bf16Sm90Variant) {
     Problem p = budgeted(BSRMM_DTYPE_BF16, name.find("_c2") != std::string::npos ? 1088 : 1536);
     if (name.find("_bcol") != std::string::npos) p.b_layout = BSRMM_LAYOUT_COL_MAJOR;
     if (name.find("_ccol") != std::string::npos) p.c_layout = BSRMM_LAYOUT_COL_MAJOR;
+    // "_b64_wide": blocks 64 high and a larger multiple of 64 wide (transposed_variants.cu).
+    if (name.find("_wide_") != std::string::npos) p.block_width = 128;
     p.variant = name;
     expect_right(p);
     ++forced;
