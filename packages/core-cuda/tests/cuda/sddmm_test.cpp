@@ -313,10 +313,13 @@ std::vector<GpuSddmmCase> column_major_x_cases() {
 }
 
 // The Hopper kernel's own cases, one per variant (f16 / bf16 x blocks 64, 128, 128 x 64, 64 x 128
-// x both layouts of X and Y): block rows of 3, 0, 1, 5 (full), 0 and 2 blocks (11, odd: the last
-// unit is partial; units cross block rows; empty rows between), T cycling through 45 (under one
-// stage, not a multiple of 8), 200 (a partial last stage), 1000 and 4096, padded leading
-// dimensions kept multiples of 8, beta 0 over NaN-poisoned values and beta != 0.
+// x both layouts of X and Y): block rows of 3, 0, 1, 5, 0, 2, 9, 17 and 6 blocks (43, odd and
+// not a multiple of 4 or 8: the last unit is partial; units of 2, 4 and 8 cross block rows, some
+// of 8 and 4 into three passes, empty rows between; passes of every length from 1 to a full unit
+// (8 at 64 x 64), so each consumer runs every width it has: 64 to 256 columns, 192 as 128 + 64,
+// and none where a 64-high pass has one block), T cycling through 45 (under one stage, not a
+// multiple of 8), 200 (a partial last stage), 1000 and 4096, padded leading dimensions kept
+// multiples of 8, beta 0 over NaN-poisoned values and beta != 0.
 std::vector<GpuSddmmCase> sm90_cases() {
   std::vector<GpuSddmmCase> cases;
   uint64_t seed = 500;
@@ -329,9 +332,9 @@ std::vector<GpuSddmmCase> sm90_cases() {
           GpuSddmmCase tc;
           tc.bh = bh;
           tc.bw = bw;
-          tc.row_counts = {3, 0, 1, 5, 0, 2};
+          tc.row_counts = {3, 0, 1, 5, 0, 2, 9, 17, 6};
           tc.block_rows = int64_t(tc.row_counts.size());
-          tc.block_cols = 5;
+          tc.block_cols = 17;
           tc.t = ts[seed % 4];
           tc.dtype = dtype;
           tc.x_layout = xl;

@@ -1,17 +1,22 @@
 // The Hopper SDDMM's compile-time shape: Sm90SddmmConfig<T, BlockH, BlockW, XColMajor, YColMajor>
 // and what follows from it (blocks per unit, who owns what, stage bytes, ring depth).
 //
-// A unit of work is kBlocks consecutive stored blocks (2, or 4 of 64 x 64), so a CTA's tile is
-// 128 x 256 (128 x 128 blocks), 64 x 256 (64 x 64 in fours) or 128 x 128 (the mixed shapes):
-// consecutive blocks mostly share a block row, and then their X slice is loaded once for all of
-// them (a 128 x 128 tile alone would read 1/3 more bytes per flop, past what L2 delivers: the
-// row tiles measured L2 at 88% with 128 x 256 tiles, docs/perf-log.md).
-// A stage is 64 deep in T (one 128-byte swizzle row of 16-bit elements) and holds, for each
-// block of the unit, its X slice (BlockH x 64 t) and its Y slice (BlockW x 64 t), both as 64 x 64
-// boxes of 8 KB: X row-major and Y column-major land T-contiguous (wgmma reads them K-major), X
-// column-major and Y row-major land M- / N-contiguous (MN-major).
-// Consumers: blocks 128 high, each of the two consumer warpgroups owns 64 rows of every block
-// of the unit; blocks 64 high, each owns half of the unit's blocks (all 64 rows).
+// A unit of work is kBlocks consecutive stored blocks, as many as make a tile 256 wide for
+// blocks 128 high (2 of 128 x 128, 4 of 128 x 64) and 512 wide for blocks 64 high (4 of 64 x 128,
+// 8 of 64 x 64). A unit runs as passes, one per block row it touches (sm90_unit.cuh: a pass is a
+// run of same-row blocks), so a stage only ever holds one X slice: a full 128 x 128 pair is a
+// 128 x 256 tile, 48 KB per 64-deep stage for 4.2 MFLOP (the forward row tile's ratio: a 128 x 128
+// tile alone would read 1/3 more bytes per flop, past what L2 delivers, docs/perf-log.md), and
+// the ring is 4 deep; blocks 64 high run 64 x 512 tiles (72 KB, 3 stages: 17 KB per MFLOP from
+// L2 instead of 64 x 256's 19).
+// A stage is 64 deep in T (one 128-byte swizzle row of 16-bit elements) and holds the pass's X
+// slice (BlockH x 64 t) and each block's Y slice (BlockW x 64 t), both as 64 x 64 boxes of 8 KB,
+// the Y slices of consecutive blocks adjacent so that a run of them is one wide wgmma operand:
+// X row-major and Y column-major land T-contiguous (wgmma reads them K-major), X column-major and
+// Y row-major land M- / N-contiguous (MN-major).
+// Consumers: blocks 128 high, each of the two consumer warpgroups owns 64 rows of every block of
+// the pass; blocks 64 high, each owns half of the pass's blocks (all 64 rows). Either way a
+// consumer's share is at most 256 columns: one m64n256 wgmma per k16 step at most.
 #pragma once
 
 namespace bsrmm::cuda::sddmm_kernels {
@@ -26,17 +31,18 @@ struct Sm90SddmmConfig {
   static_assert(BlockH == 64 || BlockH == 128, "blocks 64 or 128 high");
   static_assert(BlockW == 64 || BlockW == 128, "blocks 64 or 128 wide");
 
-  static constexpr int kBlocks = BlockH == 64 && BlockW == 64 ? 4 : 2;  // per unit
   static constexpr bool kSplitRows = BlockH == 128;  // else the consumers split the blocks
-  static constexpr int kConsumerBlocks = kSplitRows ? kBlocks : kBlocks / 2;
-  static constexpr int kN = BlockW;  // wgmma m64nN per block of a consumer
+  static constexpr int kTileW = kSplitRows ? 256 : 512;
+  static constexpr int kBlocks = kTileW / BlockW;  // per unit
+  static constexpr int kConsumerBlocks = kSplitRows ? kBlocks : kBlocks / 2;  // at most, per pass
+  static constexpr int kConsumerCols = kConsumerBlocks * BlockW;  // 256
+  static constexpr int kAccumulators = kConsumerCols / 2;  // floats a thread, the m64n256 layout
 
   static constexpr int kStageT = 64;
   static constexpr int kBoxBytes = 64 * 64 * 2;  // one 64 x 64 TMA box, 128B-swizzled
   static constexpr int kXSliceBytes = BlockH * kStageT * 2;
   static constexpr int kYSliceBytes = BlockW * kStageT * 2;
-  static constexpr int kXBytes = kBlocks * kXSliceBytes;
-  static constexpr int kStageBytes = kXBytes + kBlocks * kYSliceBytes;
+  static constexpr int kStageBytes = kXSliceBytes + kBlocks * kYSliceBytes;
 
   static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
   static constexpr int kReleasingWarps = 8;  // lane 0 of each consumer warp frees a stage

@@ -1,9 +1,9 @@
-// The Hopper SDDMM's epilogue: one consumer's accumulators to its blocks' values, finished by
-// ../kernel_parts/epilogue_math.hpp (beta == 0 never reads the old values). The thread owns
+// The Hopper SDDMM's epilogue: one consumer's accumulators to its run of blocks' values,
+// finished by ../kernel_parts/epilogue_math.hpp (beta == 0 never reads the old values). The thread owns
 // rows r and r + 8 of its warp's 16 (r = lane / 4) and columns 8 j + 2 (lane % 4), + 1 of each
-// accumulator (the m64nN layout), stored as one 32-bit pair straight to the row-major block: a
-// block is 32 KB against the 2 MB (T = 4096) its unit reads, so staging it through shared
-// memory for TMA stores would save little and hold back a ring stage's worth of memory.
+// block's BlockW columns of the run (the m64nN layout), stored as one 32-bit pair straight to
+// the row-major block: a block is 32 KB against the 2 MB (T = 4096) its pass reads, so staging
+// it through shared memory for TMA stores would save little and hold back a ring stage.
 #pragma once
 
 #include "../kernel_parts/element.cuh"
@@ -23,10 +23,10 @@ struct Sm90SddmmEpilogue {
   int consumer, warp, lane;
 
   template <bool Accumulate>
-  __device__ __forceinline__ void store_block(const float (&acc)[Cfg::kN / 2], T* block) const {
+  __device__ __forceinline__ void store_block(const float* acc, T* block) const {
     const int row0 = (Cfg::kSplitRows ? consumer * 64 : 0) + warp * 16 + lane / 4;
 #pragma unroll
-    for (int j = 0; j < Cfg::kN / 8; ++j)
+    for (int j = 0; j < Cfg::kBlockW / 8; ++j)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         T* out = block + (row0 + 8 * half) * Cfg::kBlockW + 8 * j + 2 * (lane % 4);
@@ -44,18 +44,17 @@ struct Sm90SddmmEpilogue {
       }
   }
 
-  // The consumer's blocks of the unit that exist (a unit past the last block repeats it).
-  template <typename BlockOf>
-  __device__ __forceinline__ void store(const Sm90SddmmAccumulators<Cfg>& acc, int64_t first,
-                                        BlockOf block_of) const {
+  // The consumer's run of `count` blocks, the first stored block `first`.
+  __device__ __forceinline__ void store(const Sm90SddmmAccumulators<Cfg>& acc, int64_t first, int count) const {
     T* values = static_cast<T*>(p.values);
 #pragma unroll
     for (int b = 0; b < Cfg::kConsumerBlocks; ++b) {
-      const int64_t block = first + block_of(b);
-      if (block >= p.nnzb) continue;
-      T* out = values + block * (Cfg::kBlockH * Cfg::kBlockW);
-      if (p.beta != 0.0f) store_block<true>(acc.block[b], out);
-      else store_block<false>(acc.block[b], out);
+      if (b >= count) break;
+      T* out = values + (first + b) * (Cfg::kBlockH * Cfg::kBlockW);
+      // b is a constant once unrolled, so the block's columns stay registers.
+      const float* block = &acc.cols[b * Cfg::kBlockW / 2];
+      if (p.beta != 0.0f) store_block<true>(block, out);
+      else store_block<false>(block, out);
     }
   }
 };

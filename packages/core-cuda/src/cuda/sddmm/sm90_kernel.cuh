@@ -2,13 +2,14 @@
 // for every stored block b, each block an output tile of a GEMM whose K is the token dimension
 // T. Warp-specialised and persistent, as the sm90 row tiles (../sm90/row_tile_kernel.cuh):
 // warpgroup 0 is the producer (one thread issues TMA), warpgroups 1 and 2 the consumers (wgmma,
-// then the epilogue); one CTA per SM, units of kBlocks consecutive stored blocks round robin.
+// then the epilogue); one CTA per SM, units of kBlocks consecutive stored blocks round robin,
+// each run as passes of same-row blocks (sm90_unit.cuh).
 //
 // The pieces: this file is the frame (shared memory, barriers, role dispatch) and the
 // consumers' unit loop; sm90_producer.cuh the TMA loads into the ring, sm90_mainloop.cuh the
 // wgmma over it, sm90_epilogue.cuh the stores to values; sm90_config.cuh the shape and what
 // follows from it, sm90_smem.cuh where each piece lives, sm90_unit.cuh the parameters and the
-// blocks of a unit. The hardware primitives are the sm90 frame's (../sm90: mbarrier, tma,
+// passes of a unit. The hardware primitives are the sm90 frame's (../sm90: mbarrier, tma,
 // wgmma, warpgroup, pipeline, smem).
 #pragma once
 
@@ -26,21 +27,35 @@
 
 namespace bsrmm::cuda::sddmm_kernels {
 
-// One consumer warpgroup's units: the main loop over each unit's T stages, then the epilogue of
-// its blocks. The epilogue's stores run while the producer already fills the ring for the next
-// unit.
+// One pass for a run of Blocks blocks: the main loop over its T stages, then the epilogue.
+// Blocks is the share's count (or, when the count is smaller, the next candidate down): wgmma's
+// width is part of the instruction, so each run length is its own instantiation, picked once a
+// pass, uniformly across the warpgroup. Each has its own accumulators, dead after its stores, so
+// no accumulator register is defined outside a wgmma between runs (ptxas would otherwise
+// serialize every wgmma: C7511 / C7515).
+template <class Cfg, int Blocks = Cfg::kConsumerBlocks>
+__device__ __forceinline__ void run_pass(Sm90SddmmMainloop<Cfg>& mainloop, const Sm90SddmmEpilogue<Cfg>& epilogue,
+                                         int64_t first, Sm90Share share, int steps) {
+  if constexpr (Blocks > 0) {
+    if (share.count != Blocks) return run_pass<Cfg, Blocks - 1>(mainloop, epilogue, first, share, steps);
+  }
+  Sm90SddmmAccumulators<Cfg> acc;
+  const int previous = mainloop.template run<Blocks>(acc, share.first, steps);
+  mainloop.template finish<Blocks>(acc, previous);
+  epilogue.store(acc, first + share.first, Blocks);
+}
+
+// One consumer warpgroup's units, pass by pass, each on its share of the pass's blocks. The
+// epilogue's stores run while the producer already fills the ring for the next pass.
 template <class Cfg>
 __device__ __forceinline__ void consume_units(const Sm90SddmmParams& p, Sm90SddmmSmem<Cfg> smem, int consumer) {
   const int warp = (threadIdx.x / 32) % 4;
   const int lane = threadIdx.x % 32;
-  Sm90SddmmAccumulators<Cfg> acc;
   Sm90SddmmMainloop<Cfg> mainloop{smem, consumer, lane, {}};
   const Sm90SddmmEpilogue<Cfg> epilogue{p, consumer, warp, lane};
   for (int64_t u = blockIdx.x; u < p.units; u += gridDim.x) {
-    const Sm90Unit<Cfg> unit(p, u);
-    const int previous = mainloop.run(acc, unit, p.t_stages);
-    mainloop.finish(acc, previous);
-    epilogue.store(acc, unit.first, [&](int b) { return mainloop.block_of(b); });
+    for (Sm90Pass<Cfg> pass = Sm90Pass<Cfg>::first_of(p, u); pass.count > 0; pass = pass.next(p, u))
+      run_pass<Cfg>(mainloop, epilogue, pass.first, mainloop.share_of(pass.count), p.t_stages);
   }
 }
 

@@ -1,8 +1,8 @@
-// The Hopper SDDMM's producer: one thread walks the CTA's units and TMA-loads each unit's
-// stages into the ring, a stage once every consumer warp has released it. Stage s of a unit
-// holds t = 64 s .. 64 s + 63 of the X slices the unit's blocks read and of every block's Y
-// slice; past T the boxes arrive zero-filled (the tensor maps end at T), so a partial last stage
-// adds nothing and needs no branch in the main loop.
+// The Hopper SDDMM's producer: one thread walks the CTA's units, pass by pass, and TMA-loads
+// each pass's stages into the ring, a stage once every consumer warp has released it. Stage s of
+// a pass holds t = 64 s .. 64 s + 63 of the pass's X slice and of each of its blocks' Y slices;
+// past T the boxes arrive zero-filled (the tensor maps end at T), so a partial last stage adds
+// nothing and needs no branch in the main loop.
 #pragma once
 
 #include "../sm90/mbarrier.cuh"
@@ -43,25 +43,25 @@ struct Sm90SddmmProducer {
     }
   }
 
-  __device__ __forceinline__ void load_stage(const Sm90Unit<Cfg>& unit, uint32_t bytes, int t0) {
+  __device__ __forceinline__ void load_stage(const Sm90Pass<Cfg>& pass, uint32_t bytes, int t0) {
     sm90::mbarrier_wait(&smem.empty()[ring.stage], ring.phase ^ 1);
     uint8_t* stage = smem.stage(ring.stage);
     uint64_t* full = &smem.full()[ring.stage];
     sm90::mbarrier_arrive_expect_tx(full, bytes);
+    load_x(Sm90SddmmSmem<Cfg>::x_slice(stage), pass.x_row, t0, full);
 #pragma unroll
-    for (int i = 0; i < Cfg::kBlocks; ++i) {
-      if (unit.slot[i] == i) load_x(Sm90SddmmSmem<Cfg>::x_slice(stage, i), unit.x_row[i], t0, full);
-      load_y(Sm90SddmmSmem<Cfg>::y_slice(stage, i), unit.y_col[i], t0, full);
-    }
+    for (int i = 0; i < Cfg::kBlocks; ++i)
+      if (i < pass.count) load_y(Sm90SddmmSmem<Cfg>::y_slice(stage, i), pass.y_col[i], t0, full);
     ring.advance();
   }
 
   __device__ __forceinline__ void run() {
     for (int64_t u = blockIdx.x; u < p.units; u += gridDim.x) {
-      const Sm90Unit<Cfg> unit(p, u);
-      const uint32_t bytes = unit.stage_bytes();
+      for (Sm90Pass<Cfg> pass = Sm90Pass<Cfg>::first_of(p, u); pass.count > 0; pass = pass.next(p, u)) {
+        const uint32_t bytes = pass.stage_bytes();
 #pragma unroll 1
-      for (int s = 0; s < p.t_stages; ++s) load_stage(unit, bytes, s * Cfg::kStageT);
+        for (int s = 0; s < p.t_stages; ++s) load_stage(pass, bytes, s * Cfg::kStageT);
+      }
     }
   }
 };

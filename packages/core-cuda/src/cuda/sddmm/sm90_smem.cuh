@@ -1,6 +1,6 @@
 // Where the Hopper SDDMM's pieces live in shared memory (aligned to 1024 bytes for the 128-byte
-// swizzle): the ring of kStages stages, each the unit's X slices then its Y slices, then the
-// full and empty mbarriers.
+// swizzle): the ring of kStages stages, each the pass's X slice then its blocks' Y slices side by
+// side, then the full and empty mbarriers.
 #pragma once
 
 #include "../sm90/smem.cuh"
@@ -16,11 +16,12 @@ struct Sm90SddmmSmem {
   __device__ explicit Sm90SddmmSmem(uint8_t* raw) : base(sm90::align_1024(raw)) {}
 
   __device__ uint8_t* stage(int s) const { return base + s * Cfg::kStageBytes; }
-  // Slot i's X slice: BlockH / 64 boxes of 64 x 64 (the first 64 rows, then the next 64).
-  __device__ static uint8_t* x_slice(uint8_t* stage, int i) { return stage + i * Cfg::kXSliceBytes; }
-  // Block i's Y slice: BlockW / 64 boxes of 64 x 64.
+  // The X slice: BlockH / 64 boxes of 64 x 64 (the first 64 rows, then the next 64).
+  __device__ static uint8_t* x_slice(uint8_t* stage) { return stage; }
+  // Block i's Y slice: BlockW / 64 boxes of 64 x 64, right after block i - 1's, so the Y slices
+  // of blocks i .. j are one run of 64-column boxes.
   __device__ static uint8_t* y_slice(uint8_t* stage, int i) {
-    return stage + Cfg::kXBytes + i * Cfg::kYSliceBytes;
+    return stage + Cfg::kXSliceBytes + i * Cfg::kYSliceBytes;
   }
   // One per stage: the producer's expect-tx arrival plus the TMA bytes fill it.
   __device__ uint64_t* full() const {

@@ -1,12 +1,15 @@
 // What the Hopper SDDMM kernel receives (a __grid_constant__ block: the TMA maps must live in
-// parameter memory) and which stored blocks a unit of work holds.
+// parameter memory), and the passes of a unit of work.
 //
-// Unit u is stored blocks u * kBlocks .. u * kBlocks + kBlocks - 1, in the pattern's order; the
-// CTAs of the persistent grid take units round robin, so CTAs running together read
-// neighbouring blocks (the same block rows of X) while L2 holds them, and every unit costs the
-// same (T deep). A unit past the last block repeats the last block (loaded, never stored).
-// Consecutive blocks of one block row share their X slice: slot[i] names the unit's block whose
-// X slice block i reads (the first of its row within the unit), and only those are loaded.
+// Unit u is stored blocks u * kBlocks .. u * kBlocks + kBlocks - 1 (fewer for the last), in the
+// pattern's order; the CTAs of the persistent grid take units round robin, so CTAs running
+// together read neighbouring blocks (the same block rows of X) while L2 holds them, and units
+// cost about the same (T deep, kBlocks blocks of products). A unit runs as passes: a pass is
+// the unit's blocks of one block row (a run of consecutive stored blocks), T deep, so a stage
+// holds one X slice, read by every block of the pass. A unit inside one block row is one pass;
+// one that spans a row boundary is two (or more, past short rows), each loading its own X slice
+// (the bytes a unit spanning rows needs in any layout) over its own T stages; the ring runs on
+// across passes (the producer fills the next pass's stages while the consumers store).
 #pragma once
 
 #include "sddmm_params.cuh"
@@ -25,45 +28,49 @@ struct Sm90SddmmParams {
   int64_t block_row_count;
   int64_t nnzb;
   int64_t units;     // ceil(nnzb / kBlocks)
-  int32_t t_stages;  // ceil(T / 64): stages per unit
+  int32_t t_stages;  // ceil(T / 64): stages per pass
   void* values;      // nnzb blocks of BlockH x BlockW, row-major
   float alpha;
   float beta;        // 0: values are only written
 };
 
 template <class Cfg>
-struct Sm90Unit {
-  int64_t first;                // the unit's first stored block
-  int32_t x_row[Cfg::kBlocks];  // first row of X of each block
-  int32_t y_col[Cfg::kBlocks];  // first column of Y of each block
-  int32_t slot[Cfg::kBlocks];   // the X slice each block reads
+struct Sm90Pass {
+  int64_t first;                // the pass's first stored block
+  int32_t count;                // its blocks (1 .. kBlocks; 0: the unit is done)
+  int32_t x_row;                // first row of X of its block row
+  int32_t y_col[Cfg::kBlocks];  // first column of Y of each block (count of them set)
 
-  __device__ Sm90Unit(const Sm90SddmmParams& p, int64_t unit) : first(unit * Cfg::kBlocks) {
+  // The pass of the unit ending before block `unit_end` that starts at block `start`.
+  __device__ Sm90Pass(const Sm90SddmmParams& p, int64_t start, int64_t unit_end) : first(start) {
+    count = 0;
+    x_row = 0;
+    if (start >= unit_end) return;
+    const int64_t row = block_row_of(p.row_ptr, p.block_row_count, start);
+    const int64_t row_end = __ldg(p.row_ptr + row + 1);
+    count = int32_t((row_end < unit_end ? row_end : unit_end) - start);
+    x_row = int32_t(row * Cfg::kBlockH);
 #pragma unroll
-    for (int i = 0; i < Cfg::kBlocks; ++i) {
-      const int64_t block = min(first + i, p.nnzb - 1);
-      const int64_t row = block_row_of(p.row_ptr, p.block_row_count, block);
-      x_row[i] = int32_t(row * Cfg::kBlockH);
-      y_col[i] = __ldg(p.col_idx + block) * Cfg::kBlockW;
-      slot[i] = i > 0 && x_row[i] == x_row[i - 1] ? slot[i - 1] : i;
-    }
+    for (int i = 0; i < Cfg::kBlocks; ++i)
+      y_col[i] = i < count ? __ldg(p.col_idx + start + i) * Cfg::kBlockW : 0;
   }
 
-  // slot[i] for a block index known only at run time, without indexing the array (which would
-  // put it in local memory).
-  __device__ __forceinline__ int slot_of(int i) const {
-    int s = 0;
-#pragma unroll
-    for (int j = 0; j < Cfg::kBlocks; ++j) s = j == i ? slot[j] : s;
-    return s;
+  // The unit's first pass, and the one after this.
+  __device__ static Sm90Pass first_of(const Sm90SddmmParams& p, int64_t unit) {
+    const int64_t start = unit * Cfg::kBlocks;
+    return Sm90Pass(p, start, unit_end_of(p, unit));
+  }
+  __device__ Sm90Pass next(const Sm90SddmmParams& p, int64_t unit) const {
+    return Sm90Pass(p, first + count, unit_end_of(p, unit));
+  }
+  __device__ static int64_t unit_end_of(const Sm90SddmmParams& p, int64_t unit) {
+    const int64_t end = (unit + 1) * Cfg::kBlocks;
+    return end < p.nnzb ? end : p.nnzb;
   }
 
-  // Bytes one stage of this unit receives: the X slices it loads and every Y slice.
+  // Bytes one stage of this pass receives: its X slice and its blocks' Y slices.
   __device__ uint32_t stage_bytes() const {
-    int x_slices = 0;
-#pragma unroll
-    for (int i = 0; i < Cfg::kBlocks; ++i) x_slices += slot[i] == i ? 1 : 0;
-    return uint32_t(x_slices * Cfg::kXSliceBytes + Cfg::kBlocks * Cfg::kYSliceBytes);
+    return uint32_t(Cfg::kXSliceBytes + count * Cfg::kYSliceBytes);
   }
 };
 
