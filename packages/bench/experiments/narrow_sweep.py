@@ -61,12 +61,14 @@ def run_case(label, indptr, indices, bh, bw, dtype, widths, dense_peer, copies):
     crow = torch.from_numpy(indptr.astype(np.int64)).cuda()
     col = torch.from_numpy(indices.astype(np.int64)).cuda()
     tvals = torch.from_numpy(vals.astype(np.float64)).cuda()
-    s64 = torch.sparse_bsr_tensor(crow, col, tvals, (m, k))
-    peers = {"cusparse_bsr": [torch.sparse_bsr_tensor(crow, col, tvals.to(tdt), (m, k)) for _ in range(copies)]}
+    # torch's CUDA BSR multiply takes square blocks only: the float64 reference is the CSR form's.
+    peers = {}
+    if bh == bw:
+        peers["cusparse_bsr"] = [torch.sparse_bsr_tensor(crow, col, tvals.to(tdt), (m, k)) for _ in range(copies)]
     csr = sp.bsr_matrix((vals.astype(np.float64), indices, indptr), shape=(m, k)).tocsr()
-    peers["cusparse_csr"] = [torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)).cuda(),
-                                                     torch.from_numpy(csr.indices.astype(np.int64)).cuda(),
-                                                     torch.from_numpy(csr.data).cuda().to(tdt), (m, k))]
+    csr_parts = (torch.from_numpy(csr.indptr.astype(np.int64)).cuda(), torch.from_numpy(csr.indices.astype(np.int64)).cuda())
+    s64 = torch.sparse_csr_tensor(*csr_parts, torch.from_numpy(csr.data).cuda(), (m, k))
+    peers["cusparse_csr"] = [torch.sparse_csr_tensor(*csr_parts, torch.from_numpy(csr.data).cuda().to(tdt), (m, k))]
     del csr
     if dense_peer:
         peers["dense_cublas"] = [s64.to_dense().to(tdt) for _ in range(min(copies, 2))]

@@ -6,10 +6,18 @@ use napi::bindgen_prelude::{Either3, Float32Array, Float64Array, Uint16Array};
 
 use crate::error::{invalid, IntoNapi};
 
-/// Runs `$body` with the type alias `$t` set to the element type of `$dtype` (a `DType`).
+/// Runs `$body` with the type alias `$t` set to the element type of `$dtype` (a `DType`): the
+/// compute dtypes. An fp8 dtype returns an error from the enclosing function: fp8 matrices are
+/// made with their scales (`fromBsrScaled`), and fp8 operands are never tensors or C.
 macro_rules! with_dtype {
     ($dtype:expr, |$t:ident| $body:expr) => {
         match $dtype {
+            fp8 @ (bsrmm::DType::F8E4M3 | bsrmm::DType::F8E5M2) => {
+                return Err($crate::error::invalid(format!(
+                    "dtype {}: an fp8 operand is A's values with scales or B with bScales",
+                    fp8.name()
+                )))
+            }
             bsrmm::DType::F32 => {
                 type $t = f32;
                 $body

@@ -9,6 +9,7 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -18,6 +19,20 @@ using bsrmm::detail::describe;
 using bsrmm::detail::invalid_argument;
 
 thread_local std::string last_variant_result;
+
+// One setting written or read under settings_mutex (a call on another thread may be taking the
+// context's snapshot meanwhile).
+template <typename T>
+void store_setting(bsrmm_context_s& context, T bsrmm_context_s::*setting, T value) {
+  std::lock_guard<std::mutex> lock(context.settings_mutex);
+  context.*setting = std::move(value);
+}
+
+template <typename T>
+T load_setting(bsrmm_context_s& context, T bsrmm_context_s::*setting) {
+  std::lock_guard<std::mutex> lock(context.settings_mutex);
+  return context.*setting;
+}
 
 }  // namespace
 
@@ -55,8 +70,7 @@ bsrmm_status bsrmm_context_set_stream(bsrmm_context_t ctx, void* stream) {
       invalid_argument("stream: streams exist only on CUDA contexts; this context is on ",
                        describe(context.device));
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.stream = stream;
+    store_setting(context, &bsrmm_context_s::stream, stream);
   });
 }
 
@@ -75,8 +89,7 @@ bsrmm_status bsrmm_context_set_num_threads(bsrmm_context_t ctx, int32_t threads)
                        " (0 means the default: BSRMM_NUM_THREADS, OMP_NUM_THREADS or one per "
                        "CPU this process may run on)");
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.num_threads = threads;
+    store_setting(context, &bsrmm_context_s::num_threads, threads);
   });
 }
 
@@ -84,8 +97,8 @@ bsrmm_status bsrmm_context_get_num_threads(bsrmm_context_t ctx, int32_t* out) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
     int32_t& result = require(out, "out");
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    result = context.num_threads != 0 ? context.num_threads : context.cpu.default_threads;
+    const int32_t threads = load_setting(context, &bsrmm_context_s::num_threads);
+    result = threads != 0 ? threads : context.cpu.default_threads;  // const: no lock needed
   });
 }
 
@@ -96,8 +109,7 @@ bsrmm_status bsrmm_context_set_f32_mode(bsrmm_context_t ctx, bsrmm_f32_mode mode
       invalid_argument("mode = ", static_cast<int>(mode),
                        " is not a bsrmm_f32_mode (0 = EXACT, 1 = TF32)");
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.f32_mode = mode;
+    store_setting(context, &bsrmm_context_s::f32_mode, mode);
   });
 }
 
@@ -108,8 +120,7 @@ bsrmm_status bsrmm_context_set_tuning_mode(bsrmm_context_t ctx, bsrmm_tuning_mod
       invalid_argument("mode = ", static_cast<int>(mode),
                        " is not a bsrmm_tuning_mode (0 = OFF, 1 = AUTO, 2 = FORCE)");
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.tuning_mode = mode;
+    store_setting(context, &bsrmm_context_s::tuning_mode, mode);
   });
 }
 
@@ -129,8 +140,7 @@ bsrmm_status bsrmm_context_set_variant(bsrmm_context_t ctx, const char* name) {
                          " variant; this context is on ", describe(context.device));
       }
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.forced_variant = variant;
+    store_setting(context, &bsrmm_context_s::forced_variant, variant);
   });
 }
 
@@ -141,8 +151,7 @@ bsrmm_status bsrmm_context_set_sm_budget(bsrmm_context_t ctx, int32_t count) {
       invalid_argument("count = ", count, " is negative (0 means every SM; a count above the "
                        "device's SMs also means every SM)");
     }
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    context.sm_budget = count;
+    store_setting(context, &bsrmm_context_s::sm_budget, count);
   });
 }
 
@@ -150,8 +159,7 @@ bsrmm_status bsrmm_context_get_sm_budget(bsrmm_context_t ctx, int32_t* out) {
   return guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
     int32_t& result = require(out, "out");
-    std::lock_guard<std::mutex> lock(context.settings_mutex);
-    result = context.sm_budget;
+    result = load_setting(context, &bsrmm_context_s::sm_budget);
   });
 }
 
@@ -166,10 +174,7 @@ const char* bsrmm_context_last_variant(bsrmm_context_t ctx) {
   const char* result = "";
   guarded(__func__, [&] {
     bsrmm_context_s& context = require(ctx, "ctx");
-    {
-      std::lock_guard<std::mutex> lock(context.settings_mutex);
-      last_variant_result = context.last_variant;
-    }
+    last_variant_result = load_setting(context, &bsrmm_context_s::last_variant);
     result = last_variant_result.c_str();
   });
   return result;

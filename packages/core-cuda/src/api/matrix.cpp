@@ -22,20 +22,27 @@ bsrmm_matrix_t wrap(std::unique_ptr<BsrMatrix> matrix) {
   return handle.release();
 }
 
+// bsrmm_matrix_create and bsrmm_matrix_create_scaled: `out` is cleared before anything else is
+// checked (a refused call leaves no stale handle), then ctx, desc and, when `scaled`, scales
+// are required in that order.
+void create_into(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc, bool scaled,
+                 const bsrmm_scales* scales, uint32_t flags, bsrmm_matrix_t* out) {
+  bsrmm_matrix_t& result = require(out, "out");
+  result = nullptr;
+  bsrmm_context_s& context = require(ctx, "ctx");
+  const bsrmm_bsr_desc& description = require(desc, "desc");
+  const bsrmm_scales* given = scaled ? &require(scales, "scales") : nullptr;
+  result = wrap(BsrMatrix::create(description, flags, context.device,
+                                  bsrmm::api::stream_of(context), given));
+}
+
 }  // namespace
 
 extern "C" {
 
 bsrmm_status bsrmm_matrix_create(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc, uint32_t flags,
                                  bsrmm_matrix_t* out) {
-  return guarded(__func__, [&] {
-    bsrmm_matrix_t& result = require(out, "out");
-    result = nullptr;
-    bsrmm_context_s& context = require(ctx, "ctx");
-    const bsrmm_bsr_desc& description = require(desc, "desc");
-    result = wrap(BsrMatrix::create(description, flags, context.device,
-                                    bsrmm::api::stream_of(context)));
-  });
+  return guarded(__func__, [&] { create_into(ctx, desc, false, nullptr, flags, out); });
 }
 
 bsrmm_scales bsrmm_scales_default(void) {
@@ -49,15 +56,7 @@ bsrmm_scales bsrmm_scales_default(void) {
 bsrmm_status bsrmm_matrix_create_scaled(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc,
                                         const bsrmm_scales* scales, uint32_t flags,
                                         bsrmm_matrix_t* out) {
-  return guarded(__func__, [&] {
-    bsrmm_matrix_t& result = require(out, "out");
-    result = nullptr;
-    bsrmm_context_s& context = require(ctx, "ctx");
-    const bsrmm_bsr_desc& description = require(desc, "desc");
-    const bsrmm_scales& given = require(scales, "scales");
-    result = wrap(BsrMatrix::create(description, flags, context.device,
-                                    bsrmm::api::stream_of(context), &given));
-  });
+  return guarded(__func__, [&] { create_into(ctx, desc, true, scales, flags, out); });
 }
 
 bsrmm_status bsrmm_matrix_export_scales(bsrmm_matrix_t matrix, bsrmm_scale_kind* kind,

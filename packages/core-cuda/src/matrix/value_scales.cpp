@@ -54,6 +54,13 @@ ValueScales copy_checked(const bsrmm_scales& scales, int64_t expected, const cha
   return out;
 }
 
+// A kind of the other operand's (its count here is -1) is refused, naming the kinds this one
+// takes (`is_for_other`).
+void refuse_other_operands_kind(int64_t expected, bsrmm_scale_kind kind, const char* what,
+                                const char* is_for_other) {
+  if (expected < 0) invalid_argument(what, "->kind = ", detail::name(kind), is_for_other);
+}
+
 }  // namespace
 
 int64_t matrix_scale_count(bsrmm_scale_kind kind, const BsrShape& shape) {
@@ -77,10 +84,8 @@ ValueScales read_matrix_scales(const bsrmm_scales& given, const BsrShape& shape,
                                const char* what) {
   const bsrmm_scales scales = read_struct(given, what);
   const int64_t expected = matrix_scale_count(scales.kind, shape);
-  if (expected < 0) {
-    invalid_argument(what, "->kind = ", detail::name(scales.kind),
-                     " is for B; A's scales are PER_TENSOR, PER_BLOCK or PER_BLOCK_ROW");
-  }
+  refuse_other_operands_kind(expected, scales.kind, what,
+                             " is for B; A's scales are PER_TENSOR, PER_BLOCK or PER_BLOCK_ROW");
   const char* why = scales.kind == BSRMM_SCALE_PER_BLOCK       ? "desc.nnzb"
                     : scales.kind == BSRMM_SCALE_PER_BLOCK_ROW ? "desc.rows / desc.block_height"
                                                                : "one per tensor";
@@ -98,10 +103,8 @@ ValueScales read_dense_scales(const bsrmm_scales& given, int64_t columns, void* 
                               const char* what) {
   const bsrmm_scales scales = read_struct(given, what);
   const int64_t expected = dense_scale_count(scales.kind, columns);
-  if (expected < 0) {
-    invalid_argument(what, "->kind = ", detail::name(scales.kind),
-                     " is for A; B's scales are PER_TENSOR or PER_COLUMN");
-  }
+  refuse_other_operands_kind(expected, scales.kind, what,
+                             " is for A; B's scales are PER_TENSOR or PER_COLUMN");
   ValueScales out = copy_checked(scales, expected,
                                  scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor",
                                  stream, what);

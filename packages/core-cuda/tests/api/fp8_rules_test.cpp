@@ -45,6 +45,16 @@ class Fp8Rules : public ::testing::Test {
     return status;
   }
 
+  // An f32 A of a_'s shape, and `b` set to a random f32 B: the plain (not fp8) operands that
+  // the rules on scales given to non-fp8 operands are tried with.
+  Matrix plain_operands() {
+    HostBsr f32 = random_bsr(rng_, 3, 4, 2, 2, 0.5, BSRMM_DTYPE_F32);
+    Matrix plain(ctx_, f32.desc());
+    fill_random(plain_b_, rng_);
+    b = plain_b_.desc();
+    return plain;
+  }
+
   Random rng_;
   HostBsr a_;
   std::vector<float> a_scales_;
@@ -52,6 +62,7 @@ class Fp8Rules : public ::testing::Test {
   Matrix matrix_;
   HostDense b_{8, 5, BSRMM_DTYPE_FLOAT8_E4M3};
   HostDense c_{6, 5, BSRMM_DTYPE_F32};
+  HostDense plain_b_{8, 5, BSRMM_DTYPE_F32};
   std::vector<float> b_scale_values_{0.5f, 1.0f, 2.0f, 3.0f, 4.0f};
   bsrmm_scales b_scales = scales_of(b_scale_values_, BSRMM_SCALE_PER_COLUMN);
   bsrmm_matmul_options options = bsrmm_matmul_options_default();
@@ -164,22 +175,14 @@ TEST_F(Fp8Rules, BScalesAreRequiredAndSized) {
 }
 
 TEST_F(Fp8Rules, BScalesOnlyForFp8B) {
-  HostBsr f32 = random_bsr(rng_, 3, 4, 2, 2, 0.5, BSRMM_DTYPE_F32);
-  const Matrix plain(ctx_, f32.desc());
-  HostDense f32_b(8, 5, BSRMM_DTYPE_F32);
-  fill_random(f32_b, rng_);
-  b = f32_b.desc();
+  const Matrix plain = plain_operands();
   expect_status(bsrmm_matmul(ctx_.get(), plain.get(), &b, &c, &options), BSRMM_STATUS_INVALID_ARGUMENT,
                 "options->b_scales is set but B is f32: only fp8 operands take scales");
 }
 
 // A caller built against the header before b_scales passes the shorter struct: still accepted.
 TEST_F(Fp8Rules, OptionsWithoutBScalesStillAccepted) {
-  HostBsr f32 = random_bsr(rng_, 3, 4, 2, 2, 0.5, BSRMM_DTYPE_F32);
-  const Matrix plain(ctx_, f32.desc());
-  HostDense f32_b(8, 5, BSRMM_DTYPE_F32);
-  fill_random(f32_b, rng_);
-  b = f32_b.desc();
+  const Matrix plain = plain_operands();
   options.struct_size = offsetof(bsrmm_matmul_options, b_scales);
   // Beyond the caller's struct_size nothing is read: the stale pointer here must be ignored.
   EXPECT_EQ(bsrmm_matmul(ctx_.get(), plain.get(), &b, &c, &options), BSRMM_STATUS_SUCCESS)

@@ -48,6 +48,19 @@ std::string Problem::describe() const {
   return text.str();
 }
 
+Problem shaped_problem(bsrmm_dtype dtype, int64_t block_rows, int64_t block_cols, int32_t bh,
+                       int32_t bw, int64_t n, double density) {
+  Problem p;
+  p.dtype = dtype;
+  p.block_rows = block_rows;
+  p.block_cols = block_cols;
+  p.block_height = bh;
+  p.block_width = bw;
+  p.n = n;
+  p.density = density;
+  return p;
+}
+
 double tolerance(const Problem& problem) {
   switch (problem.dtype) {
     case BSRMM_DTYPE_F16: return 1e-3;

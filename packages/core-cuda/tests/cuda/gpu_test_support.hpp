@@ -84,6 +84,11 @@ struct Problem {
   std::string describe() const;
 };
 
+// A problem of `dtype` with its sizes given (block rows and columns, block sides, N, density)
+// and every other field at its default.
+Problem shaped_problem(bsrmm_dtype dtype, int64_t block_rows, int64_t block_cols, int32_t bh,
+                       int32_t bw, int64_t n, double density);
+
 struct Outcome {
   double relative_error = 0.0;  // Frobenius: |out - ref| / |ref|
   std::string variant;          // what ran (bsrmm_context_last_variant)

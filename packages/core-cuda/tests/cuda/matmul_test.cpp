@@ -15,19 +15,6 @@ struct Case {
   Problem problem;
 };
 
-Problem shape(bsrmm_dtype dtype, int64_t block_rows, int64_t block_cols, int32_t bh, int32_t bw,
-              int64_t n, double density) {
-  Problem p;
-  p.dtype = dtype;
-  p.block_rows = block_rows;
-  p.block_cols = block_cols;
-  p.block_height = bh;
-  p.block_width = bw;
-  p.n = n;
-  p.density = density;
-  return p;
-}
-
 std::vector<Case> cases() {
   std::vector<Case> list;
   auto add = [&](std::string name, Problem p) { list.push_back({std::move(name), std::move(p)}); };
@@ -37,28 +24,28 @@ std::vector<Case> cases() {
   // Square blocks 16..128 in every dtype, N = 64, a third of the rows empty.
   for (bsrmm_dtype dtype : {f16, bf16, f32, f64})
     for (int b : {16, 32, 64, 128}) {
-      Problem p = shape(dtype, 512 / b, 384 / b, b, b, 64, 0.5);
+      Problem p = shaped_problem(dtype, 512 / b, 384 / b, b, b, 64, 0.5);
       p.empty_rows = true;
       add(std::string(dtype_label(dtype)) + "_b" + std::to_string(b), p);
     }
   for (int b : {16, 64, 128}) {
-    Problem p = shape(f32, 512 / b, 256 / b, b, b, 96, 0.5);
+    Problem p = shaped_problem(f32, 512 / b, 256 / b, b, b, 96, 0.5);
     p.f32_mode = BSRMM_F32_TF32;
     add("tf32_b" + std::to_string(b), p);
   }
 
   // N: 1, 7 (below one vector), 1000 (a tail in every tile size), 4096 (few, larger).
   for (int64_t n : {1, 7, 1000}) {
-    add("f16_b64_n" + std::to_string(n), shape(f16, 6, 5, 64, 64, n, 0.5));
+    add("f16_b64_n" + std::to_string(n), shaped_problem(f16, 6, 5, 64, 64, n, 0.5));
     add("bf16_b32_n" + std::to_string(n) + "_bcol", [&] {
-      Problem p = shape(bf16, 6, 7, 32, 32, n, 0.4);
+      Problem p = shaped_problem(bf16, 6, 7, 32, 32, n, 0.4);
       p.b_layout = BSRMM_LAYOUT_COL_MAJOR;
       return p;
     }());
   }
-  add("f16_b64_n4096", shape(f16, 8, 8, 64, 64, 4096, 0.25));
+  add("f16_b64_n4096", shaped_problem(f16, 8, 8, 64, 64, 4096, 0.25));
   add("bf16_b128_n4096_ccol", [&] {
-    Problem p = shape(bf16, 4, 4, 128, 128, 4096, 0.5);
+    Problem p = shaped_problem(bf16, 4, 4, 128, 128, 4096, 0.5);
     p.c_layout = BSRMM_LAYOUT_COL_MAJOR;
     return p;
   }());
@@ -67,20 +54,20 @@ std::vector<Case> cases() {
   const std::pair<int, int> rectangles[] = {{16, 48}, {48, 32}, {32, 64}, {64, 16}, {128, 32}, {32, 128}};
   for (auto [bh, bw] : rectangles)
     for (bsrmm_dtype dtype : {f16, f32}) {
-      Problem p = shape(dtype, 384 / bh, 384 / bw, bh, bw, 200, 0.5);
+      Problem p = shaped_problem(dtype, 384 / bh, 384 / bw, bh, bw, 200, 0.5);
       add(std::string(dtype_label(dtype)) + "_rect" + std::to_string(bh) + "x" + std::to_string(bw), p);
     }
   // ... and odd shapes, which only the generic kernel takes.
   const std::pair<int, int> odd[] = {{1, 1}, {3, 5}, {7, 7}, {24, 24}, {5, 128}, {40, 8}};
   for (auto [bh, bw] : odd)
     for (bsrmm_dtype dtype : {f16, bf16, f32, f64}) {
-      Problem p = shape(dtype, std::max(1, 120 / bh), std::max(1, 120 / bw), bh, bw, 33, 0.3);
+      Problem p = shaped_problem(dtype, std::max(1, 120 / bh), std::max(1, 120 / bw), bh, bw, 33, 0.3);
       add(std::string(dtype_label(dtype)) + "_odd" + std::to_string(bh) + "x" + std::to_string(bw), p);
     }
 
   // Densities from 0.01 to 1, with empty rows.
   for (double density : {0.01, 0.05, 0.25, 1.0}) {
-    Problem p = shape(f16, 40, 40, 16, 16, 128, density);
+    Problem p = shaped_problem(f16, 40, 40, 16, 16, 128, density);
     p.empty_rows = density < 1.0;
     add("f16_density" + std::to_string(int(density * 100)), p);
   }
@@ -91,7 +78,7 @@ std::vector<Case> cases() {
     for (bsrmm_layout c_layout : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR})
       for (bsrmm_op op : {BSRMM_OP_NONE, BSRMM_OP_TRANSPOSE})
         for (bsrmm_dtype dtype : {f16, bf16, f32}) {
-          Problem p = shape(dtype, 6, 4, 32, 64, 77, 0.5);
+          Problem p = shaped_problem(dtype, 6, 4, 32, 64, 77, 0.5);
           p.b_layout = b_layout;
           p.c_layout = c_layout;
           p.op = op;
@@ -109,13 +96,13 @@ std::vector<Case> cases() {
 
   // beta != 0 with alpha = 0 (C scaled, A unused), and every activation on f64.
   add("f16_alpha0_beta", [&] {
-    Problem p = shape(f16, 4, 4, 64, 64, 100, 0.5);
+    Problem p = shaped_problem(f16, 4, 4, 64, 64, 100, 0.5);
     p.alpha = 0.0;
     p.beta = 2.0;
     return p;
   }());
   for (int act = 1; act <= 3; ++act) {
-    Problem p = shape(f64, 5, 5, 16, 16, 50, 0.5);
+    Problem p = shaped_problem(f64, 5, 5, 16, 16, 50, 0.5);
     p.bias = true;
     p.beta = 0.5;
     p.activation = bsrmm_activation(act);
@@ -124,7 +111,7 @@ std::vector<Case> cases() {
 
   // B not 16-byte aligned: the tensor-core kernels decline, a correct kernel still runs.
   add("f16_b64_misaligned_b", [&] {
-    Problem p = shape(f16, 4, 4, 64, 64, 64, 0.5);
+    Problem p = shaped_problem(f16, 4, 4, 64, 64, 64, 0.5);
     p.b_offset = 1;
     return p;
   }());
@@ -150,7 +137,7 @@ TEST(CudaStream, MatmulOnCallerStream) {
   BSRMM_REQUIRE_GPU();
   cudaStream_t stream = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  Problem p = shape(BSRMM_DTYPE_F16, 8, 8, 64, 64, 256, 0.5);
+  Problem p = shaped_problem(BSRMM_DTYPE_F16, 8, 8, 64, 64, 256, 0.5);
   p.stream = stream;
   run_and_check(p);
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);

@@ -31,6 +31,20 @@ bool takes(const std::string& variant, int32_t block_height) {
   return variant.find("_nlanes") == std::string::npos || block_height <= 8;
 }
 
+// Rotates B's and C's layouts, B's padding and offset and the epilogue terms through a sweep's
+// cases by the case's number, so that a sweep of shapes and widths meets every combination.
+void rotate_layouts_and_epilogue(Problem& problem, int run, bsrmm_activation activation) {
+  problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+  problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+  problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
+  problem.b_ld_align = run % 4 == 2 ? 1 : 8;
+  problem.b_offset = run % 5 == 3 ? 1 : 0;
+  problem.beta = run % 4 == 1 ? 0.5 : 0.0;
+  problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
+  problem.bias = run % 2 == 0;
+  problem.activation = run % 6 == 4 ? activation : BSRMM_ACTIVATION_NONE;
+}
+
 class NarrowKernel : public ::testing::TestWithParam<bsrmm_dtype> {};
 
 TEST_P(NarrowKernel, BlockShapesAndWidthsMatchFloat64) {
@@ -46,26 +60,11 @@ TEST_P(NarrowKernel, BlockShapesAndWidthsMatchFloat64) {
   for (const std::string& variant : narrow_names(dtype)) {
     for (const Shape& shape : shapes) {
       for (int64_t n : widths) {
-        Problem problem;
+        Problem problem = shaped_problem(dtype, shape.height >= 64 ? 3 : 9, shape.width >= 64 ? 4 : 11,
+                                         shape.height, shape.width, n, 0.45);
         problem.variant = variant;
-        problem.dtype = dtype;
-        problem.block_height = shape.height;
-        problem.block_width = shape.width;
-        problem.block_rows = shape.height >= 64 ? 3 : 9;
-        problem.block_cols = shape.width >= 64 ? 4 : 11;
-        problem.density = 0.45;
         problem.empty_rows = run % 3 == 0;
-        problem.n = n;
-        // Rotate the layouts, paddings and epilogues through the cases.
-        problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-        problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-        problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
-        problem.b_ld_align = run % 4 == 2 ? 1 : 8;
-        problem.b_offset = run % 5 == 3 ? 1 : 0;
-        problem.beta = run % 4 == 1 ? 0.5 : 0.0;
-        problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
-        problem.bias = run % 2 == 0;
-        problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_SILU : BSRMM_ACTIVATION_NONE;
+        rotate_layouts_and_epilogue(problem, run, BSRMM_ACTIVATION_SILU);
         problem.op = run % 7 == 5 ? BSRMM_OP_TRANSPOSE : BSRMM_OP_NONE;
         ++run;
         if (!takes(variant, problem.op == BSRMM_OP_TRANSPOSE ? shape.width : shape.height)) continue;
@@ -83,16 +82,10 @@ TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
   const bsrmm_dtype dtype = GetParam();
   for (const std::string& variant : narrow_names(dtype)) {
     for (int64_t n : {int64_t(1), int64_t(4), int64_t(16), int64_t(100)}) {
-      Problem problem;  // dense rows of 300 blocks: many warp steps, the loads ahead and their tail
+      // Dense rows of 300 blocks: many warp steps, the loads ahead and their tail.
+      Problem problem = shaped_problem(dtype, 5, 300, 4, 4, n, 0.9);
       problem.variant = variant;
-      problem.dtype = dtype;
-      problem.block_height = 4;
-      problem.block_width = 4;
-      problem.block_rows = 5;
-      problem.block_cols = 300;
-      problem.density = 0.9;
       problem.empty_rows = true;
-      problem.n = n;
       SCOPED_TRACE(problem.describe());
       run_and_check(problem);
       if (HasFatalFailure()) return;
@@ -128,9 +121,12 @@ int32_t element_bytes(bsrmm_dtype dtype) {
 
 int32_t accumulator_bytes(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_F64 ? 8 : 4; }
 
+// The columns of C the packed kernel's accumulators hold for N (1, 2 or 4).
+int32_t packed_columns(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
+
 narrow::PackedShape packed_shape(bsrmm_dtype dtype, int32_t height, int32_t width, int64_t n) {
   return narrow::choose_packed_shape(height, width, element_bytes(dtype), accumulator_bytes(dtype),
-                                     n <= 1 ? 1 : n <= 2 ? 2 : 4);
+                                     packed_columns(n));
 }
 
 // The block sides of finite-element and stencil codes (unknowns per node).
@@ -165,7 +161,7 @@ TEST(NarrowPackedShape, IterationsCoverWholeBlocksAndTinyBlocksAlwaysMap) {
           EXPECT_GE(shape.lanes, narrow::kPackedMinLanes);
           EXPECT_LE(shape.lanes, 32);
           EXPECT_LE(shape.rounds * shape.vec, narrow::kPackedMaxSlots);
-          EXPECT_LE(shape.rounds * shape.vec * (n <= 1 ? 1 : n <= 2 ? 2 : 4) * accumulator_bytes(dtype),
+          EXPECT_LE(shape.rounds * shape.vec * packed_columns(n) * accumulator_bytes(dtype),
                     narrow::kPackedAccBytes);
         }
       }
@@ -190,25 +186,10 @@ TEST_P(NarrowPacked, TinyBlocksAtSmallNMatchFloat64) {
   int ran = 0;
   for (const Shape& shape : shapes) {
     for (int64_t n : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(9)}) {
-      Problem problem;
+      Problem problem = shaped_problem(dtype, 13 + run % 5, 11, shape.height, shape.width, n, 0.4);
       problem.variant = packed_name(dtype);
-      problem.dtype = dtype;
-      problem.block_height = shape.height;
-      problem.block_width = shape.width;
-      problem.block_rows = 13 + run % 5;
-      problem.block_cols = 11;
-      problem.density = 0.4;
       problem.empty_rows = run % 2 == 0;
-      problem.n = n;
-      problem.b_layout = run % 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-      problem.c_layout = run % 3 == 1 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
-      problem.b_ld_pad = run % 4 == 2 ? 3 : 0;
-      problem.b_ld_align = run % 4 == 2 ? 1 : 8;
-      problem.b_offset = run % 5 == 3 ? 1 : 0;
-      problem.beta = run % 4 == 1 ? 0.5 : 0.0;
-      problem.alpha = run % 3 == 2 ? -1.25 : 1.0;
-      problem.bias = run % 2 == 0;
-      problem.activation = run % 6 == 4 ? BSRMM_ACTIVATION_RELU : BSRMM_ACTIVATION_NONE;
+      rotate_layouts_and_epilogue(problem, run, BSRMM_ACTIVATION_RELU);
       ++run;
       if (!packed_shape(dtype, shape.height, shape.width, n).ok()) continue;
       SCOPED_TRACE(problem.describe());
@@ -228,16 +209,10 @@ TEST_P(NarrowPacked, LongRowsAndTransposeMatchFloat64) {
   const bsrmm_dtype dtype = GetParam();
   for (const Shape& shape : std::vector<Shape>{{1, 1}, {3, 3}, {4, 4}, {8, 8}}) {
     for (int64_t n : {int64_t(1), int64_t(2), int64_t(4)}) {
-      Problem problem;
+      Problem problem =
+          shaped_problem(dtype, 4, shape.width == 1 ? 3000 : 400, shape.height, shape.width, n, 0.85);
       problem.variant = packed_name(dtype);
-      problem.dtype = dtype;
-      problem.block_height = shape.height;
-      problem.block_width = shape.width;
-      problem.block_rows = 4;
-      problem.block_cols = shape.width == 1 ? 3000 : 400;
-      problem.density = 0.85;
       problem.empty_rows = true;
-      problem.n = n;
       problem.beta = 0.25;
       problem.bias = true;
       problem.alpha = 0.75;

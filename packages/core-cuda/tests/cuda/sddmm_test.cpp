@@ -123,15 +123,7 @@ HostBsr counted_bsr(const GpuSddmmCase& tc, Rng& rng) {
 template <typename Rng>
 SddmmProblem counted_problem(const GpuSddmmCase& tc, Rng& rng) {
   HostBsr pattern = counted_bsr(tc, rng);
-  HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
-  HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
-  fill_random(x, rng);
-  fill_random(y, rng);
-  HostDense values(pattern.nnzb(), pattern.block_elements(), tc.dtype);
-  if (tc.beta != 0) fill_random(values, rng);
-  HostDense before = values;
-  return SddmmProblem{std::move(pattern), std::move(x),      std::move(y), std::move(values),
-                      std::move(before),  tc.alpha, tc.beta};
+  return sddmm_problem_over(std::move(pattern), tc, rng);
 }
 
 class GpuSddmm : public ::testing::TestWithParam<GpuSddmmCase> {

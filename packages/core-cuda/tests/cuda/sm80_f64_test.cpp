@@ -27,15 +27,7 @@ std::vector<std::string> dmma_variants() {
 }
 
 Problem f64_problem(int64_t block_rows, int64_t block_cols, int32_t bh, int32_t bw, int64_t n, double density) {
-  Problem p;
-  p.dtype = BSRMM_DTYPE_F64;
-  p.block_rows = block_rows;
-  p.block_cols = block_cols;
-  p.block_height = bh;
-  p.block_width = bw;
-  p.n = n;
-  p.density = density;
-  return p;
+  return shaped_problem(BSRMM_DTYPE_F64, block_rows, block_cols, bh, bw, n, density);
 }
 
 struct Pick {

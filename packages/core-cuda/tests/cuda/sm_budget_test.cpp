@@ -18,14 +18,8 @@ constexpr int32_t kBudget = 8;
 
 // M = 2048, K = 1024 at blocks of 64: 32 block rows x N / 256 tiles, far more than 8 CTAs.
 Problem budgeted(bsrmm_dtype dtype, int64_t n) {
-  Problem p;
-  p.block_rows = 32;
-  p.block_cols = 16;
-  p.block_height = p.block_width = 64;
-  p.density = 0.3;
+  Problem p = shaped_problem(dtype, 32, 16, 64, 64, n, 0.3);
   p.empty_rows = true;
-  p.n = n;
-  p.dtype = dtype;
   p.sm_budget = kBudget;
   return p;
 }

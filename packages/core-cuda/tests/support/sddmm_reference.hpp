@@ -64,9 +64,10 @@ struct SddmmProblem {
   Expected expected() const { return reference_sddmm(pattern, x, y, before, alpha, beta); }
 };
 
+// The operands of a test case over a pattern drawn beforehand (by make_sddmm_problem, or a test
+// that needs a pattern of its own).
 template <typename Case, typename Rng>
-SddmmProblem make_sddmm_problem(const Case& tc, Rng& rng) {
-  HostBsr pattern = random_bsr(rng, tc.block_rows, tc.block_cols, tc.bh, tc.bw, tc.density, tc.dtype);
+SddmmProblem sddmm_problem_over(HostBsr pattern, const Case& tc, Rng& rng) {
   HostDense x(pattern.rows, tc.t, tc.dtype, tc.x_layout, tc.x_pad);
   HostDense y(tc.t, pattern.cols, tc.dtype, tc.y_layout, tc.y_pad);
   fill_random(x, rng);
@@ -76,6 +77,12 @@ SddmmProblem make_sddmm_problem(const Case& tc, Rng& rng) {
   HostDense before = values;
   return SddmmProblem{std::move(pattern), std::move(x),      std::move(y), std::move(values),
                       std::move(before),  tc.alpha, tc.beta};
+}
+
+template <typename Case, typename Rng>
+SddmmProblem make_sddmm_problem(const Case& tc, Rng& rng) {
+  HostBsr pattern = random_bsr(rng, tc.block_rows, tc.block_cols, tc.bh, tc.bw, tc.density, tc.dtype);
+  return sddmm_problem_over(std::move(pattern), tc, rng);
 }
 
 }  // namespace bsrmm::test

@@ -21,6 +21,29 @@ bsrmm_dense to_c(const Dense& d) {
                      to_c(d.device)};
 }
 
+bsrmm_bsr_desc to_c(const BsrDesc& desc) {
+  return bsrmm_bsr_desc{desc.rows,
+                        desc.cols,
+                        desc.block_height,
+                        desc.block_width,
+                        desc.nnzb,
+                        reinterpret_cast<const void*>(desc.row_ptr),
+                        reinterpret_cast<const void*>(desc.col_idx),
+                        static_cast<bsrmm_index_type>(desc.index_type),
+                        reinterpret_cast<const void*>(desc.values),
+                        static_cast<bsrmm_dtype>(desc.dtype),
+                        to_c(desc.device)};
+}
+
+bsrmm_scales to_c(const Scales& s) {
+  bsrmm_scales c = bsrmm_scales_default();
+  c.kind = static_cast<bsrmm_scale_kind>(s.kind);
+  c.data = reinterpret_cast<const float*>(s.data);
+  c.count = s.count;
+  c.device = to_c(s.device);
+  return c;
+}
+
 }  // namespace
 
 rust::String version() { return rust::String(bsrmm_version()); }
@@ -66,18 +89,19 @@ rust::String context_last_variant(const Context& ctx) { return rust::String(ctx.
 void context_synchronize(Context& ctx) { ctx.synchronize(); }
 
 std::unique_ptr<Matrix> matrix_new(Context& ctx, const BsrDesc& desc, uint32_t flags) {
-  const bsrmm_bsr_desc c{desc.rows,
-                         desc.cols,
-                         desc.block_height,
-                         desc.block_width,
-                         desc.nnzb,
-                         reinterpret_cast<const void*>(desc.row_ptr),
-                         reinterpret_cast<const void*>(desc.col_idx),
-                         static_cast<bsrmm_index_type>(desc.index_type),
-                         reinterpret_cast<const void*>(desc.values),
-                         static_cast<bsrmm_dtype>(desc.dtype),
-                         to_c(desc.device)};
-  return std::make_unique<Matrix>(ctx, c, flags);
+  return std::make_unique<Matrix>(ctx, to_c(desc), flags);
+}
+
+std::unique_ptr<Matrix> matrix_new_scaled(Context& ctx, const BsrDesc& desc, const Scales& scales,
+                                          uint32_t flags) {
+  return std::make_unique<Matrix>(Matrix::scaled(ctx, to_c(desc), to_c(scales), flags));
+}
+
+ScalesInfo matrix_export_scales(const Matrix& matrix, size_t data) {
+  bsrmm_scale_kind kind = BSRMM_SCALE_PER_TENSOR;
+  int64_t count = 0;
+  bsrmm::check(bsrmm_matrix_export_scales(matrix.get(), &kind, &count, reinterpret_cast<float*>(data)));
+  return ScalesInfo{static_cast<int32_t>(kind), count};
 }
 
 std::unique_ptr<Matrix> matrix_from_dense(Context& ctx, const Dense& dense, int32_t block_height,
@@ -121,6 +145,8 @@ void matmul(Context& ctx, const Matrix& a, const Dense& b, const Dense& c,
   o.beta = options.beta;
   o.bias = reinterpret_cast<const void*>(options.bias);
   o.activation = static_cast<bsrmm_activation>(options.activation);
+  const bsrmm_scales b_scales = to_c(options.b_scales);
+  if (options.has_b_scales) o.b_scales = &b_scales;
   bsrmm_dense c_desc = to_c(c);
   bsrmm::matmul(ctx, a, to_c(b), c_desc, o);
 }

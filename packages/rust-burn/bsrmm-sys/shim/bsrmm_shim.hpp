@@ -37,6 +37,8 @@ struct Dense;
 struct BsrDesc;
 struct MatrixInfo;
 struct MatmulOptions;
+struct Scales;
+struct ScalesInfo;
 struct SddmmOptions;
 
 using Context = bsrmm::Context;
@@ -59,6 +61,9 @@ rust::String context_last_variant(const Context& ctx);
 void context_synchronize(Context& ctx);
 
 std::unique_ptr<Matrix> matrix_new(Context& ctx, const BsrDesc& desc, uint32_t flags);
+std::unique_ptr<Matrix> matrix_new_scaled(Context& ctx, const BsrDesc& desc, const Scales& scales,
+                                          uint32_t flags);
+ScalesInfo matrix_export_scales(const Matrix& matrix, size_t data);
 std::unique_ptr<Matrix> matrix_from_dense(Context& ctx, const Dense& dense, int32_t block_height,
                                           int32_t block_width);
 std::unique_ptr<Matrix> matrix_copy_to(Context& ctx, const Matrix& matrix);

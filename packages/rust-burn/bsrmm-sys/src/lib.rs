@@ -67,8 +67,26 @@ pub mod ffi {
         device: Device,
     }
 
+    /// `bsrmm_scales` without `struct_size` (the shim fills it in): `kind` is a
+    /// `bsrmm_scale_kind`, `data` the address of `count` f32 on `device`.
+    #[derive(Debug, Clone, Copy)]
+    struct Scales {
+        kind: i32,
+        data: usize,
+        count: i64,
+        device: Device,
+    }
+
+    /// What `bsrmm_matrix_export_scales` reports besides the values.
+    #[derive(Debug, Clone, Copy)]
+    struct ScalesInfo {
+        kind: i32,
+        count: i64,
+    }
+
     /// `bsrmm_matmul_options` without `struct_size` (the shim fills it in): `op_a` is a
-    /// `bsrmm_op`, `bias` an address or 0, `activation` a `bsrmm_activation`.
+    /// `bsrmm_op`, `bias` an address or 0, `activation` a `bsrmm_activation`; `b_scales` is
+    /// passed only when `has_b_scales` (cxx structs hold no Option).
     #[derive(Debug, Clone, Copy)]
     struct MatmulOptions {
         op_a: i32,
@@ -76,6 +94,8 @@ pub mod ffi {
         beta: f64,
         bias: usize,
         activation: i32,
+        has_b_scales: bool,
+        b_scales: Scales,
     }
 
     /// `bsrmm_sddmm_options` without `struct_size` (the shim fills it in).
@@ -119,6 +139,19 @@ pub mod ffi {
             desc: &BsrDesc,
             flags: u32,
         ) -> Result<UniquePtr<Matrix>>;
+        /// # Safety
+        /// The descriptor's arrays and the scales must be readable for the sizes they state, on
+        /// their devices.
+        unsafe fn matrix_new_scaled(
+            ctx: Pin<&mut Context>,
+            desc: &BsrDesc,
+            scales: &Scales,
+            flags: u32,
+        ) -> Result<UniquePtr<Matrix>>;
+        /// # Safety
+        /// A non-zero `data` must be writable host memory for the matrix's scale count (call
+        /// with 0 first to learn it).
+        unsafe fn matrix_export_scales(matrix: &Matrix, data: usize) -> Result<ScalesInfo>;
         /// # Safety
         /// `dense` must describe readable memory on its device.
         unsafe fn matrix_from_dense(

@@ -10,7 +10,9 @@
 //! `Result<_, `[`Error`]`>` everywhere (bad input never panics; the error's
 //! [`code`](Error::code) is the C status name and its message names the argument and the rule).
 //!
-//! Element types: `f32`, `f64`, `half::f16`, `half::bf16` (see [`Element`]).
+//! Element types: `f32`, `f64`, `half::f16`, `half::bf16` (see [`Element`]); fp8
+//! (`F8E4M3`, `F8E5M2`, re-exported from `float8`) for A's values and B with fp32 [`Scales`]:
+//! [`BsrMatrix::from_bsr_scaled`] and [`matmul_fp8_into`].
 //!
 //! ```
 //! use bsrmm::{matmul, BsrMatrix, Context, Dense, Layout, MatmulOptions};
@@ -51,6 +53,7 @@ mod element;
 mod error;
 mod matmul;
 mod matrix;
+mod scales;
 mod sddmm;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
@@ -59,11 +62,13 @@ pub use context::{Context, F32Mode, TuningMode};
 pub use dense::{try_filled, Dense, DenseMut, DenseRef, Layout};
 pub use device::Device;
 pub use device_buffer::DeviceBuffer;
-pub use element::{DType, Element, Index};
+pub use element::{DType, Element, Fp8Element, Index};
+pub use float8::{F8E4M3, F8E5M2};
 pub use error::{Error, Result, Status};
 pub use half::{bf16, f16};
-pub use matmul::{matmul, matmul_into, Activation, MatmulOptions, Op};
+pub use matmul::{matmul, matmul_fp8, matmul_fp8_into, matmul_into, Activation, MatmulOptions, Op};
 pub use matrix::{BsrMatrix, BsrParts, CreateOptions};
+pub use scales::{ScaleKind, Scales};
 pub use sddmm::{sddmm, sddmm_into, SddmmOptions};
 
 /// The core's version, e.g. "0.1.0".

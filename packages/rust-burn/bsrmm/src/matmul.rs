@@ -4,7 +4,9 @@ use crate::context::Context;
 use crate::dense::{Dense, DenseMut, DenseRef, Layout};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::element::Fp8Element;
 use crate::matrix::BsrMatrix;
+use crate::scales::Scales;
 
 /// `op(A)`: A as stored, or transposed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,11 +46,12 @@ pub struct MatmulOptions<'a, T: Element> {
     beta: f64,
     bias: Option<DenseRef<'a, T>>,
     activation: Activation,
+    b_scales: Option<Scales<'a>>,
 }
 
 impl<T: Element> Default for MatmulOptions<'_, T> {
     fn default() -> Self {
-        MatmulOptions { op: Op::None, alpha: 1.0, beta: 0.0, bias: None, activation: Activation::None }
+        MatmulOptions { op: Op::None, alpha: 1.0, beta: 0.0, bias: None, activation: Activation::None, b_scales: None }
     }
 }
 
@@ -86,6 +89,12 @@ impl<'a, T: Element> MatmulOptions<'a, T> {
         self.activation = activation;
         self
     }
+    /// B's scales, required when B is fp8 ([`matmul_fp8_into`]): per tensor or per column
+    /// (on a CUDA context per-column scales must be on B's device: [`Scales::from_raw_parts`]).
+    pub fn b_scales(mut self, scales: Scales<'a>) -> Self {
+        self.b_scales = Some(scales);
+        self
+    }
     /// The alpha set.
     pub fn alpha_value(&self) -> f64 {
         self.alpha
@@ -118,6 +127,60 @@ pub fn matmul_into<T: Element>(
     c: DenseMut<'_, T>,
     options: &MatmulOptions<'_, T>,
 ) -> Result<()> {
+    multiply(ctx, a, b, c, options)
+}
+
+/// The fp8 multiply: `C = alpha * A * B + beta * C` (+ bias, activation) with A and B in fp8
+/// (`float8::F8E4M3` / `F8E5M2`, any pairing), each element standing for its value times its
+/// scale (A's are the matrix's, [`BsrMatrix::from_bsr_scaled`]; B's are
+/// [`MatmulOptions::b_scales`], required), accumulated in f32 or better, into C of `f32`,
+/// `f16` or `bf16` (the bias in C's dtype). op(A) = A only. On the CPU the reference computes
+/// it exactly in f64 over the dequantised operands; on CUDA the generic kernel converts to f32.
+///
+/// ```
+/// use bsrmm::{matmul_fp8_into, BsrMatrix, Context, Dense, DenseRef, Layout, MatmulOptions, Scales, F8E4M3, F8E5M2};
+/// let ctx = Context::cpu()?;
+/// let a = BsrMatrix::from_bsr_scaled(&ctx, 1, 2, (1, 2), &[0i32, 1], &[0], &[F8E4M3::from_f64(1.0), F8E4M3::from_f64(3.0)],
+///                                     Scales::per_tensor(0.5), Default::default())?;
+/// let b = [F8E5M2::from_f64(2.0), F8E5M2::from_f64(4.0)];
+/// let mut c = Dense::<f32>::zeros(1, 1, Layout::RowMajor);
+/// matmul_fp8_into(&ctx, &a, DenseRef::packed(&b, 2, 1, Layout::RowMajor)?, c.view_mut(),
+///                 &MatmulOptions::new().b_scales(Scales::per_tensor(0.25)))?;
+/// assert_eq!(c.get(0, 0), (0.5 * 2.0 + 1.5 * 4.0) * 0.25);
+/// # Ok::<(), bsrmm::Error>(())
+/// ```
+pub fn matmul_fp8_into<A: Fp8Element, B: Fp8Element, C: Element>(
+    ctx: &Context,
+    a: &BsrMatrix<A>,
+    b: DenseRef<'_, B>,
+    c: DenseMut<'_, C>,
+    options: &MatmulOptions<'_, C>,
+) -> Result<()> {
+    multiply(ctx, a, b, c, options)
+}
+
+/// [`matmul_fp8_into`] into a new host matrix of `C` in `layout` (CPU contexts).
+pub fn matmul_fp8<A: Fp8Element, B: Fp8Element, C: Element>(
+    ctx: &Context,
+    a: &BsrMatrix<A>,
+    b: DenseRef<'_, B>,
+    layout: Layout,
+    options: &MatmulOptions<'_, C>,
+) -> Result<Dense<C>> {
+    let mut c = Dense::try_zeros(a.rows(), b.cols(), layout)
+        .map_err(|e| Error::new(e.status(), format!("the result C ({}x{}): {}", a.rows(), b.cols(), e.message())))?;
+    matmul_fp8_into(ctx, a, b, c.view_mut(), &options.beta(0.0))?;
+    Ok(c)
+}
+
+/// The one call into the core; the core checks that the three dtypes go together.
+fn multiply<A: Element, B: Element, C: Element>(
+    ctx: &Context,
+    a: &BsrMatrix<A>,
+    b: DenseRef<'_, B>,
+    c: DenseMut<'_, C>,
+    options: &MatmulOptions<'_, C>,
+) -> Result<()> {
     let bias = match &options.bias {
         None => 0,
         Some(bias) => {
@@ -136,12 +199,16 @@ pub fn matmul_into<T: Element>(
             bias.as_ptr() as usize
         }
     };
+    // Scales from the options themselves, not a copy: a per-tensor scale's address is inside them.
+    let b_scales = options.b_scales.as_ref().map(Scales::to_c).transpose()?;
     let native = bsrmm_sys::ffi::MatmulOptions {
         op_a: options.op as i32,
         alpha: options.alpha,
         beta: options.beta,
         bias,
         activation: options.activation as i32,
+        has_b_scales: b_scales.is_some(),
+        b_scales: b_scales.unwrap_or(Scales::none()),
     };
     let mut guard = ctx.lock();
     // SAFETY: B and the bias are readable and C writable for their whole spans (checked for

@@ -9,6 +9,7 @@ use crate::dense::{try_filled, Dense, DenseRef, Layout};
 use crate::device::Device;
 use crate::element::{DType, Element, Index};
 use crate::error::{Error, Result, Status};
+use crate::scales::{ScaleKind, Scales};
 
 /// The three BSR arrays (the scipy / torch `sparse_bsr` convention): block row `r` holds blocks
 /// `row_ptr[r]..row_ptr[r + 1]`, block `k` sits at block column `col_idx[k]`, and its values are
@@ -73,6 +74,58 @@ struct Info {
     device: Device,
 }
 
+impl CreateOptions {
+    fn to_flags(self) -> u32 {
+        if self.sort_indices { 1 } else { 0 }
+    }
+}
+
+/// The descriptor of three host arrays, checked against the shape (the core checks the rest).
+fn host_desc<T: Element, I: Index>(
+    rows: usize,
+    cols: usize,
+    block_shape: (usize, usize),
+    row_ptr: &[I],
+    col_idx: &[I],
+    values: &[T],
+) -> Result<bsrmm_sys::ffi::BsrDesc> {
+    let (bh, bw) = block_shape;
+    if bh > 0 && rows % bh == 0 && row_ptr.len() != rows / bh + 1 {
+        return Err(Error::invalid_argument(format!(
+            "row_ptr has {} entries, a {rows}-row matrix with block height {bh} needs {}",
+            row_ptr.len(),
+            rows / bh + 1
+        )));
+    }
+    // Indivisible dims: the core rejects them before reading row_ptr; an empty row_ptr
+    // would still be read past, so refuse it here.
+    if row_ptr.is_empty() {
+        return Err(Error::invalid_argument("row_ptr is empty: it needs block_rows + 1 entries"));
+    }
+    let nnzb = col_idx.len();
+    let block_len = bh.checked_mul(bw).and_then(|b| b.checked_mul(nnzb));
+    if block_len != Some(values.len()) {
+        return Err(Error::invalid_argument(format!(
+            "values has {} elements, {nnzb} blocks of {bh}x{bw} need {}",
+            values.len(),
+            block_len.map_or("more than usize::MAX".into(), |n| n.to_string())
+        )));
+    }
+    Ok(bsrmm_sys::ffi::BsrDesc {
+        rows: count("rows", rows)?,
+        cols: count("cols", cols)?,
+        block_height: block_dim("block_height", bh)?,
+        block_width: block_dim("block_width", bw)?,
+        nnzb: count("nnzb", nnzb)?,
+        row_ptr: row_ptr.as_ptr() as usize,
+        col_idx: col_idx.as_ptr() as usize,
+        index_type: I::C_TYPE,
+        values: values.as_ptr() as usize,
+        dtype: T::DTYPE.to_c(),
+        device: Device::Cpu.to_c(),
+    })
+}
+
 fn count(name: &str, value: usize) -> Result<i64> {
     i64::try_from(value).map_err(|_| Error::invalid_argument(format!("{name} = {value} does not fit in 64 bits")))
 }
@@ -98,45 +151,50 @@ impl<T: Element> BsrMatrix<T> {
         values: &[T],
         options: CreateOptions,
     ) -> Result<Self> {
-        let (bh, bw) = block_shape;
-        if bh > 0 && rows % bh == 0 && row_ptr.len() != rows / bh + 1 {
-            return Err(Error::invalid_argument(format!(
-                "row_ptr has {} entries, a {rows}-row matrix with block height {bh} needs {}",
-                row_ptr.len(),
-                rows / bh + 1
-            )));
-        }
-        // Indivisible dims: the core rejects them before reading row_ptr; an empty row_ptr
-        // would still be read past, so refuse it here.
-        if row_ptr.is_empty() {
-            return Err(Error::invalid_argument("row_ptr is empty: it needs block_rows + 1 entries"));
-        }
-        let nnzb = col_idx.len();
-        let block_len = bh.checked_mul(bw).and_then(|b| b.checked_mul(nnzb));
-        if block_len != Some(values.len()) {
-            return Err(Error::invalid_argument(format!(
-                "values has {} elements, {nnzb} blocks of {bh}x{bw} need {}",
-                values.len(),
-                block_len.map_or("more than usize::MAX".into(), |n| n.to_string())
-            )));
-        }
-        let desc = bsrmm_sys::ffi::BsrDesc {
-            rows: count("rows", rows)?,
-            cols: count("cols", cols)?,
-            block_height: block_dim("block_height", bh)?,
-            block_width: block_dim("block_width", bw)?,
-            nnzb: count("nnzb", nnzb)?,
-            row_ptr: row_ptr.as_ptr() as usize,
-            col_idx: col_idx.as_ptr() as usize,
-            index_type: I::C_TYPE,
-            values: values.as_ptr() as usize,
-            dtype: T::DTYPE.to_c(),
-            device: Device::Cpu.to_c(),
-        };
-        let flags = if options.sort_indices { 1 } else { 0 };
+        let desc = host_desc(rows, cols, block_shape, row_ptr, col_idx, values)?;
         // SAFETY: the three host arrays are live for the call and as long as `desc` says
-        // (row_ptr: block_rows + 1, col_idx: nnzb, values: nnzb * bh * bw, checked above).
-        let handle = unsafe { bsrmm_sys::ffi::matrix_new(ctx.lock().pin_mut(), &desc, flags)? };
+        // (row_ptr: block_rows + 1, col_idx: nnzb, values: nnzb * bh * bw, checked by host_desc).
+        let handle = unsafe { bsrmm_sys::ffi::matrix_new(ctx.lock().pin_mut(), &desc, options.to_flags())? };
+        Self::wrap(handle, ctx)
+    }
+
+    /// Builds an fp8 matrix (`T` = `float8::F8E4M3` or `F8E5M2`) from the three BSR arrays and
+    /// its fp32 scales (per tensor, per stored block in `col_idx`'s order, or per block row),
+    /// all copied onto `ctx`'s device. The element `values[i]` stands for `values[i] * scale`.
+    /// A block that `sort_indices` moves keeps its scale. Other dtypes take no scales (use
+    /// [`from_bsr`](Self::from_bsr), which refuses fp8).
+    ///
+    /// ```
+    /// use bsrmm::{BsrMatrix, Context, F8E4M3, Scales, ScaleKind};
+    /// let ctx = Context::cpu()?;
+    /// let values: Vec<F8E4M3> = [1.0, -2.0, 0.5, 448.0].iter().map(|&v| F8E4M3::from_f64(v)).collect();
+    /// // 2x4 with 2x1 blocks at block columns 0 and 3; each block has its scale.
+    /// let a = BsrMatrix::from_bsr_scaled(&ctx, 2, 4, (2, 1), &[0i32, 2], &[0, 3], &values,
+    ///                                     Scales::per_block(&[0.25, 2.0]), Default::default())?;
+    /// assert_eq!(a.scales()?, (ScaleKind::PerBlock, vec![0.25, 2.0]));
+    /// // One scale short is an error, not a read past the end.
+    /// assert!(BsrMatrix::from_bsr_scaled(&ctx, 2, 4, (2, 1), &[0i32, 2], &[0, 3], &values,
+    ///                                     Scales::per_block(&[0.25]), Default::default()).is_err());
+    /// # Ok::<(), bsrmm::Error>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_bsr_scaled<I: Index>(
+        ctx: &Context,
+        rows: usize,
+        cols: usize,
+        block_shape: (usize, usize),
+        row_ptr: &[I],
+        col_idx: &[I],
+        values: &[T],
+        scales: Scales<'_>,
+        options: CreateOptions,
+    ) -> Result<Self> {
+        let desc = host_desc(rows, cols, block_shape, row_ptr, col_idx, values)?;
+        let c_scales = scales.to_c()?;
+        // SAFETY: as from_bsr; the scales point at `scales.len()` f32 borrowed for the call (or
+        // memory its unsafe constructor's caller vouched for), which the core copies.
+        let handle =
+            unsafe { bsrmm_sys::ffi::matrix_new_scaled(ctx.lock().pin_mut(), &desc, &c_scales, options.to_flags())? };
         Self::wrap(handle, ctx)
     }
 
@@ -276,6 +334,22 @@ impl<T: Element> BsrMatrix<T> {
             )?
         };
         Ok(parts)
+    }
+
+    /// An fp8 matrix's scales: their kind and values (one per tensor, stored block in the
+    /// matrix's block order, or block row). Another dtype's matrix has none:
+    /// `BSRMM_STATUS_INVALID_ARGUMENT`.
+    pub fn scales(&self) -> Result<(ScaleKind, Vec<f32>)> {
+        // SAFETY: a null address asks for the kind and count only.
+        let info = unsafe { bsrmm_sys::ffi::matrix_export_scales(self.native(), 0)? };
+        let count = usize::try_from(info.count)
+            .map_err(|_| Error::new(Status::Internal, format!("the core reported {} scales", info.count)))?;
+        let mut values = try_filled(count, 0.0f32, "scales")?;
+        // SAFETY: `values` holds the count the core just reported for this (immutable) matrix.
+        unsafe { bsrmm_sys::ffi::matrix_export_scales(self.native(), values.as_mut_ptr() as usize)? };
+        let kind = ScaleKind::from_c(info.kind)
+            .ok_or_else(|| Error::new(Status::Internal, format!("the core reported scale kind {}", info.kind)))?;
+        Ok((kind, values))
     }
 
     /// The matrix as a dense host matrix in `layout` (a device matrix is copied to the host

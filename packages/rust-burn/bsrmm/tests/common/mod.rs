@@ -190,6 +190,7 @@ pub fn tolerance<T: Element>() -> f64 {
         bsrmm::DType::F32 => 1e-5,
         bsrmm::DType::F16 => 2e-3,
         bsrmm::DType::BF16 => 1.6e-2,
+        bsrmm::DType::F8E4M3 | bsrmm::DType::F8E5M2 => panic!("fp8 is an input dtype only: C is f32, f16 or bf16"),
     }
 }
 
