@@ -45,6 +45,7 @@ struct GpuSddmmCase {
   // Stored blocks per block row (random columns), instead of `density`; block_rows is its size.
   std::vector<int64_t> row_counts;
   bool needs_sm90 = false;  // a Hopper kernel's own case: skipped on other devices
+  int32_t sm_budget = 0;    // bsrmm_context_set_sm_budget (0: every SM)
   uint64_t seed = 1;
 
   std::string name() const {
@@ -52,7 +53,8 @@ struct GpuSddmmCase {
     s << dtype_label(dtype) << "_" << block_rows * bh << "x" << block_cols * bw << "_b" << bh << "x"
       << bw << "_T" << t << (x_layout == BSRMM_LAYOUT_ROW_MAJOR ? "_Xr" : "_Xc") << x_pad
       << (y_layout == BSRMM_LAYOUT_ROW_MAJOR ? "_Yr" : "_Yc") << y_pad << (beta != 0 ? "_beta" : "")
-      << (row_counts.empty() ? "" : "_counted") << "_s" << seed;
+      << (row_counts.empty() ? "" : "_counted") << (sm_budget > 0 ? "_sm" + std::to_string(sm_budget) : "")
+      << "_s" << seed;
     return s.str();
   }
 };
@@ -149,7 +151,7 @@ struct Outcome {
   std::string ran;    // the context's last variant afterwards
 };
 
-Outcome run_on_gpu(SddmmProblem& p, const std::string& variant) {
+Outcome run_on_gpu(SddmmProblem& p, const std::string& variant, int32_t sm_budget = 0) {
   Outcome outcome{BSRMM_STATUS_SUCCESS, "", ""};
   const auto failed = [&](bsrmm_status status, const char* what) {
     if (status == BSRMM_STATUS_SUCCESS) return false;
@@ -161,6 +163,7 @@ Outcome run_on_gpu(SddmmProblem& p, const std::string& variant) {
   ContextHandle ctx(ctx_raw);
   if (failed(bsrmm_context_set_variant(ctx.get(), variant.c_str()), "bsrmm_context_set_variant"))
     return outcome;
+  if (failed(bsrmm_context_set_sm_budget(ctx.get(), sm_budget), "bsrmm_context_set_sm_budget")) return outcome;
   bsrmm_bsr_desc desc = p.pattern.desc();
   bsrmm_matrix_t matrix_raw = nullptr;
   if (failed(bsrmm_matrix_create(ctx.get(), &desc, 0, &matrix_raw), "bsrmm_matrix_create")) return outcome;
@@ -189,7 +192,7 @@ TEST_P(GpuSddmm, MatchesFloat64Reference) {
   Random rng(seed);
   SddmmProblem p = problem_for(tc, rng);
 
-  const Outcome outcome = run_on_gpu(p, "");
+  const Outcome outcome = run_on_gpu(p, "", tc.sm_budget);
   ASSERT_EQ(outcome.status, BSRMM_STATUS_SUCCESS) << outcome.error;
   const std::string& ran = outcome.ran;
   const std::string expected = expected_variant(tc, p);
@@ -311,7 +314,9 @@ std::vector<GpuSddmmCase> column_major_x_cases() {
 // (8 at 64 x 64), so each consumer runs every width it has: 64 to 256 columns, 192 as 128 + 64,
 // and none where a 64-high pass has one block), T cycling through 45 (under one stage, not a
 // multiple of 8), 200 (a partial last stage), 1000 and 4096, padded leading dimensions kept
-// multiples of 8, beta 0 over NaN-poisoned values and beta != 0.
+// multiples of 8, beta 0 over NaN-poisoned values and beta != 0. Half of them on 3 SMs (an SM
+// budget), so the grid runs several waves of units and the last wave's blocks are spread in
+// smaller units (1 of 2, 3 of 4, 7 of 8 blocks: sm90_variants.cu, split_units).
 std::vector<GpuSddmmCase> sm90_cases() {
   std::vector<GpuSddmmCase> cases;
   uint64_t seed = 500;
@@ -337,6 +342,7 @@ std::vector<GpuSddmmCase> sm90_cases() {
           tc.y_pad = yl == BSRMM_LAYOUT_ROW_MAJOR ? 16 : t_pad;
           tc.beta = seed % 2 == 0 ? 0.0 : -0.75;
           tc.alpha = seed % 3 == 0 ? 1.0 : 1.5;
+          tc.sm_budget = (seed / 2) % 2 == 1 ? 3 : 0;
           tc.needs_sm90 = true;
           tc.expect_variant = sm90_name(tc);
           tc.seed = seed++;

@@ -41,6 +41,26 @@ bool sm90_sddmm_supports(const SddmmArgs& a, const DeviceTraits& device) {
          sm90::runs_sm90a_code(reinterpret_cast<const void*>(&sddmm_kernels::sm90_sddmm_kernel<Cfg>));
 }
 
+// How units cover the stored blocks (sm90_unit.cuh) on a grid of `grid` CTAs: units of
+// `blocks` for every full wave, then the last wave's blocks spread evenly over the grid, so no
+// CTA waits on more than ceil(those / grid) blocks after the full waves (a last wave of a few
+// whole units would cost a whole unit's time, T deep).
+struct UnitSplit {
+  int64_t head_units;
+  int32_t tail_blocks;
+  int64_t units;
+};
+
+UnitSplit split_units(int64_t nnzb, int blocks, int64_t grid) {
+  const int64_t whole = (nnzb + blocks - 1) / blocks;
+  const int64_t waves = (whole + grid - 1) / grid;
+  if (waves < 2) return {whole, blocks, whole};  // one wave: each CTA at most one unit
+  const int64_t head = (waves - 1) * grid;
+  const int64_t tail = nnzb - head * blocks;  // 1 .. grid * blocks
+  const int64_t per_unit = (tail + grid - 1) / grid;
+  return {head, int32_t(per_unit), head + (tail + per_unit - 1) / per_unit};
+}
+
 template <class Cfg>
 void sm90_sddmm_launch(const SddmmArgs& a) {
   const DeviceTraits device = within_sm_budget(device_traits(a.device), a.sm_budget);
@@ -51,7 +71,10 @@ void sm90_sddmm_launch(const SddmmArgs& a) {
   p.col_idx = a.pattern.col_idx;
   p.block_row_count = a.pattern.block_row_count;
   p.nnzb = a.pattern.nnzb;
-  p.units = (a.pattern.nnzb + Cfg::kBlocks - 1) / Cfg::kBlocks;
+  const UnitSplit split = split_units(a.pattern.nnzb, Cfg::kBlocks, device.sm_count);
+  p.units = split.units;
+  p.head_units = split.head_units;
+  p.tail_blocks = split.tail_blocks;
   p.t_stages = int32_t((a.x.cols + Cfg::kStageT - 1) / Cfg::kStageT);
   p.values = a.values.data;
   p.alpha = float(a.alpha);
