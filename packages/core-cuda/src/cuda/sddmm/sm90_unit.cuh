@@ -34,10 +34,10 @@ struct Sm90SddmmParams {
   int64_t units;        // head_units + the tail's units
   int64_t head_units;   // units of kBlocks blocks
   int32_t tail_blocks;  // blocks in each unit after them (1 .. kBlocks)
-  int32_t t_stages;  // ceil(T / 64): stages per pass
-  void* values;      // nnzb blocks of BlockH x BlockW, row-major
+  int32_t t_stages;     // ceil(T / 64): stages per pass
+  void* values;         // nnzb blocks of BlockH x BlockW, row-major
   float alpha;
-  float beta;        // 0: values are only written
+  float beta;           // 0: values are only written
 };
 
 template <class Cfg>
