@@ -1,9 +1,10 @@
 // The Hopper SDDMM's epilogue: one consumer's accumulators to its run of blocks' values,
-// finished by ../kernel_parts/epilogue_math.hpp (beta == 0 never reads the old values). The thread owns
-// rows r and r + 8 of its warp's 16 (r = lane / 4) and columns 8 j + 2 (lane % 4), + 1 of each
-// block's BlockW columns of the run (the m64nN layout), stored as one 32-bit pair straight to
-// the row-major block: a block is 32 KB against the 2 MB (T = 4096) its pass reads, so staging
-// it through shared memory for TMA stores would save little and hold back a ring stage.
+// finished by ../kernel_parts/epilogue_math.hpp (beta == 0 never reads the old values). The
+// thread owns rows r and r + 8 of its warp's 16 (r = lane / 4) and columns 8 j + 2 (lane % 4),
+// + 1 of each block's BlockW columns of the run (the m64nN layout), stored as one 32-bit pair
+// straight to the row-major block: a block is 32 KB against the 2 MB (T = 4096) its pass
+// reads, so staging it through shared memory for TMA stores would save little and hold back a
+// ring stage.
 #pragma once
 
 #include "../kernel_parts/element.cuh"
