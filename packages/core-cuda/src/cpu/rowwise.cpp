@@ -97,13 +97,14 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
 std::string rowwise_refusal(const MatmulArgs& args) {
   if (rowwise_kernels() == nullptr)
     return "it needs AVX-512 (F, VL, BW, DQ), which this CPU lacks or BSRMM_CPU_ISA=avx2 turned off";
-  if (args.a.block_height > rowwise_max_height)
-    return "it takes blocks at most 8 high; this matrix has " + std::to_string(args.a.block_height);
+  if (args.a.block_height > rowwise_max_height && args.a.block_height % rowwise_band_height != 0)
+    return "it takes blocks at most 8 high or a multiple of 8 high; this matrix has " +
+           std::to_string(args.a.block_height);
   return "";
 }
 
 bool rowwise_preferred(const MatmulArgs& args) {
-  if (!rowwise_refusal(args).empty()) return false;
+  if (!rowwise_refusal(args).empty() || args.a.block_height > rowwise_max_height) return false;
   // N = 1: the blocked variant's matrix-vector loop streams A without masks (2x faster).
   const int64_t n = args.c.cols;
   if (n == 1) return false;
@@ -114,6 +115,15 @@ bool rowwise_preferred(const MatmulArgs& args) {
   // packs them (blocked).
   const bool few_uses = args.a.nnzb <= 16 * args.a.block_col_count;
   return args.a.block_width <= 8 && (n <= 128 || few_uses);
+}
+
+bool rowwise_banded_first(const MatmulArgs& args) {
+  // Tall blocks in 8-row bands at N 2-64 (one core, f64: 16x16 N 64 1.33 vs 1.96 ms blocked,
+  // 64x64 N 16 1.72 vs 2.97, 128x128 N 16 2.20 vs 3.10); at N = 128 the two are within 10% either
+  // way (the shapes suite's 32x32 and 16x64 cells) and at N = 1 the blocked matrix-vector loop
+  // wins: both timed there, blocked first (docs/perf-log.md entry 53).
+  const int64_t n = args.c.cols;
+  return args.a.block_height > rowwise_max_height && rowwise_refusal(args).empty() && n >= 2 && n <= 64;
 }
 
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
