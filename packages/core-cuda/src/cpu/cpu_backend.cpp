@@ -76,7 +76,7 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
     // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else rowwise
     // for tiny blocks where it wins (rowwise.cpp), else blocked (also when the dense copy finds
     // no memory).
-    variant = rowwise_preferred(args) || rowwise_banded_first(args) ? rowwise_variant : blocked_variant;
+    variant = rowwise_preferred(args) ? rowwise_variant : blocked_variant;
     if (dense_decision(args).placement == DensePlacement::first) {
       try {
         dense_a = dense_values(args);
@@ -117,18 +117,15 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
 std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& args) {
   // Where the heuristic prefers cpu_rowwise_simd it is the only variant (it ran 1.2-4x the
   // blocked one there and was never more than 5% behind, while timing both on a loaded machine
-  // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46); for taller blocks
-  // in bands at N 2-64 rowwise, then blocked (entry 53); elsewhere the blocked variant, and
-  // rowwise after it where it can run at N > 1.
+  // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46; so did taller
+  // blocks in bands at N 2-64, entry 53); elsewhere the blocked variant, and rowwise after it
+  // where it can run at N > 1.
   std::vector<const char*> variants;
   if (fp8_operands(args)) {
     // The one fp8 variant: only its thread count is left to measure.
     variants.push_back(reference_variant);
   } else if (rowwise_preferred(args)) {
     variants.push_back(rowwise_variant);
-  } else if (rowwise_banded_first(args)) {
-    variants.push_back(rowwise_variant);
-    variants.push_back(blocked_variant);
   } else {
     variants.push_back(blocked_variant);
     if (args.c.cols > 1 && rowwise_refusal(args).empty()) variants.push_back(rowwise_variant);

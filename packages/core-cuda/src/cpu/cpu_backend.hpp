@@ -57,12 +57,10 @@ void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Bu
 void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
                     const KernelSet& kernels);
 
-// cpu_rowwise_simd (rowwise.cpp): why it cannot run ("" when it can), whether it is the
-// heuristic's pick and the tuner's only variant (blocks up to 8 high), whether it is the
-// heuristic's pick timed before cpu_blocked_simd (taller blocks in bands), and the multiply.
+// cpu_rowwise_simd (rowwise.cpp): why it cannot run ("" when it can), whether the heuristic
+// takes it over cpu_blocked_simd (then it is the tuner's only variant), and the multiply.
 std::string rowwise_refusal(const MatmulArgs& args);
 bool rowwise_preferred(const MatmulArgs& args);
-bool rowwise_banded_first(const MatmulArgs& args);
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
 
 // Where cpu_dense_blas stands for a product (dense_heuristic.cpp): not a candidate (too sparse,

@@ -104,10 +104,17 @@ std::string rowwise_refusal(const MatmulArgs& args) {
 }
 
 bool rowwise_preferred(const MatmulArgs& args) {
-  if (!rowwise_refusal(args).empty() || args.a.block_height > rowwise_max_height) return false;
+  if (!rowwise_refusal(args).empty()) return false;
   // N = 1: the blocked variant's matrix-vector loop streams A without masks (2x faster).
   const int64_t n = args.c.cols;
   if (n == 1) return false;
+  // Taller blocks in 8-row bands at N up to 64 (one core, every tall cell of the coverage suite:
+  // 16x16 f64 N 32 2.75 vs 4.44 ms blocked, 16x16 f64 N 64 1.52 vs 2.33, 64x64 f64 N 16 2.17 vs
+  // 3.96, 128x128 f64 N 16 1.96 vs 2.82, 32x32 f64 N 4 0.21 vs 0.27, 16x64 f32 N 16 0.28 vs
+  // 0.39); timing both on the loaded 2-core machine picked blocked by noise in 3 of 11 cells.
+  // At N = 128 the two are within 10% either way (the shapes suite): both timed, blocked first.
+  // docs/perf-log.md entry 53.
+  if (args.a.block_height > rowwise_max_height) return n <= 64;
   // Blocks up to 8 wide at N up to 128 (one core, 1x1-8x8, N 2-128, stencils and uniform
   // patterns: 1.2-4x the blocked variant, never more than 5% behind it; docs/perf-log.md entry
   // 46), and beyond where each block column serves few block rows (B has little reuse to pack
@@ -115,15 +122,6 @@ bool rowwise_preferred(const MatmulArgs& args) {
   // packs them (blocked).
   const bool few_uses = args.a.nnzb <= 16 * args.a.block_col_count;
   return args.a.block_width <= 8 && (n <= 128 || few_uses);
-}
-
-bool rowwise_banded_first(const MatmulArgs& args) {
-  // Tall blocks in 8-row bands at N 2-64 (one core, f64: 16x16 N 64 1.33 vs 1.96 ms blocked,
-  // 64x64 N 16 1.72 vs 2.97, 128x128 N 16 2.20 vs 3.10); at N = 128 the two are within 10% either
-  // way (the shapes suite's 32x32 and 16x64 cells) and at N = 1 the blocked matrix-vector loop
-  // wins: both timed there, blocked first (docs/perf-log.md entry 53).
-  const int64_t n = args.c.cols;
-  return args.a.block_height > rowwise_max_height && rowwise_refusal(args).empty() && n >= 2 && n <= 64;
 }
 
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
