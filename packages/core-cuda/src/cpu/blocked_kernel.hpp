@@ -329,6 +329,54 @@ struct Tile {
     }
   }
 
+  // Blocks a whole number of vectors wide (64 x 64 f32, 16 x 16 f64, ...): each row's products
+  // go into one vector per row, kept across the block row's blocks and reduced once per row at
+  // the end instead of once per block (a 64 x 64 f32 block at N = 1 spent more on its 64
+  // horizontal sums than on its 256 FMAs: 0.93 ms against MKL BSR's 0.79 on one core; entry 53).
+  // A is still streamed in order; the row vectors live in L1.
+  template <typename S>
+  static void vector_rows_wide(const BlockedProblem& problem, int64_t row_begin, int64_t row_end) {
+    const int32_t bh = problem.block_height;
+    const int32_t bw = problem.block_width;
+    const int32_t vectors = bw / lanes;
+    const int64_t block = int64_t{bh} * bw;
+    const T* values = static_cast<const T*>(problem.a_values);
+    const T* x = static_cast<const T*>(problem.b);
+    const bsrmm_dense& c = problem.c;
+    S* y = static_cast<S*>(c.data);
+    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
+    const S* bias = static_cast<const S*>(problem.bias);
+    const T alpha = static_cast<T>(problem.alpha);
+    const T beta = static_cast<T>(problem.beta);
+    vec acc[detail::max_block_side];
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      for (int32_t i = 0; i < bh; ++i) acc[i] = vec{};
+      for (int32_t p = problem.row_ptr[r]; p < problem.row_ptr[r + 1]; ++p) {
+        const T* segment = x + int64_t{problem.col_idx[p]} * bw;
+        const T* v = values + p * block;
+        for (int32_t i = 0; i < bh; ++i) {
+          const T* row = v + int64_t{i} * bw;
+          vec s = acc[i];
+#pragma GCC unroll 4
+          for (int32_t q = 0; q < vectors; ++q)
+            s += vec(*reinterpret_cast<const unaligned*>(row + q * lanes)) *
+                 vec(*reinterpret_cast<const unaligned*>(segment + q * lanes));
+          acc[i] = s;
+        }
+      }
+      for (int32_t i = 0; i < bh; ++i) {
+        T sum = T(0);
+#pragma GCC unroll 16
+        for (int l = 0; l < lanes; ++l) sum += acc[i][l];
+        const int64_t row = r * bh + i;
+        T value = alpha * sum;
+        if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
+        if (bias) value += load(bias[row]);
+        y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+      }
+    }
+  }
+
   // sum of a[k] * b[k] over k < count, in vectors (two chains) and a scalar tail.
   static BSRMM_INLINE T dot(const T* a, const T* b, int32_t count) {
     vec s0{}, s1{};
@@ -362,7 +410,9 @@ struct Tile {
       case 6: return bh == 6 ? vector_rows<S, 6, 6>(problem, row_begin, row_end) : vector_rows<S, 0, 6>(problem, row_begin, row_end);
       case 7: return bh == 7 ? vector_rows<S, 7, 7>(problem, row_begin, row_end) : vector_rows<S, 0, 7>(problem, row_begin, row_end);
       case 8: return bh == 8 ? vector_rows<S, 8, 8>(problem, row_begin, row_end) : vector_rows<S, 0, 8>(problem, row_begin, row_end);
-      default: return vector_rows<S, 0, 0>(problem, row_begin, row_end);
+      default:
+        if (problem.block_width % lanes == 0) return vector_rows_wide<S>(problem, row_begin, row_end);
+        return vector_rows<S, 0, 0>(problem, row_begin, row_end);
     }
   }
 
