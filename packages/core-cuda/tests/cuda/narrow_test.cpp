@@ -232,8 +232,6 @@ TEST_P(NarrowPacked, LongRowsAndTransposeMatchFloat64) {
   }
 }
 
-// Untuned, tiny blocks at N <= 4 go to the packed kernel in f32/f64, at N <= 2 in 16-bit dtypes;
-// a 16-bit N = 4 and a 16 x 16 block keep the lanes-along-K kernel.
 // The packed kernel lost every case swept on the H100 (perf-log entry 49): the untuned pick for
 // tiny blocks at small N stays the lanes-along-K kernel; the packed one runs only when tuned or forced.
 TEST(NarrowPackedHeuristic, TinyBlocksAtSmallNKeepTheWarpRowsKernel) {
