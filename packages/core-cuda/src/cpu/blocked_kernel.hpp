@@ -102,6 +102,34 @@ struct Tile {
   // stays in L1 while every micro-tile of the block row reuses it.
   static constexpr int32_t strip_rows = 12 * 1024 / (cols * static_cast<int32_t>(sizeof(T)));
 
+  // Where the N = 1 row paths put a block row's sums: C's single column (strided by its
+  // layout), with alpha, beta (C read only when beta != 0), the bias and the activation.
+  template <typename S>
+  struct RowOutput {
+    S* y;
+    int64_t step;
+    const S* bias;
+    T alpha, beta;
+    bool read_c;
+    bsrmm_activation activation;
+
+    explicit RowOutput(const BlockedProblem& problem)
+        : y(static_cast<S*>(problem.c.data)),
+          step(problem.c.layout == BSRMM_LAYOUT_ROW_MAJOR ? problem.c.ld : 1),
+          bias(static_cast<const S*>(problem.bias)),
+          alpha(static_cast<T>(problem.alpha)),
+          beta(static_cast<T>(problem.beta)),
+          read_c(problem.beta != 0.0),
+          activation(problem.activation) {}
+
+    BSRMM_INLINE void store(int64_t row, T sum) const {
+      T value = alpha * sum;
+      if (read_c) value += beta * load(y[row * step]);
+      if (bias) value += load(bias[row]);
+      y[row * step] = detail::Store<S>::from(activate(value, activation));
+    }
+  };
+
   template <typename S>
   static BSRMM_INLINE T load(S x) {
     if constexpr (std::is_same_v<S, detail::f16_t> || std::is_same_v<S, detail::bf16_t>) {
@@ -251,12 +279,7 @@ struct Tile {
     const int64_t block = int64_t{bh} * bw;
     const T* values = static_cast<const T*>(problem.a_values);
     const T* x = static_cast<const T*>(problem.b);
-    const bsrmm_dense& c = problem.c;
-    S* y = static_cast<S*>(c.data);
-    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
-    const S* bias = static_cast<const S*>(problem.bias);
-    const T alpha = static_cast<T>(problem.alpha);
-    const T beta = static_cast<T>(problem.beta);
+    const RowOutput<S> out(problem);
     T sum[detail::max_block_side];
     for (int64_t r = row_begin; r < row_end; ++r) {
       std::fill(sum, sum + bh, T(0));
@@ -285,10 +308,7 @@ struct Tile {
       }
       for (int32_t i = 0; i < bh; ++i) {
         const int64_t row = r * bh + i;
-        T value = alpha * sum[i];
-        if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
-        if (bias) value += load(bias[row]);
-        y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+        out.store(row, sum[i]);
       }
     }
   }
@@ -300,12 +320,7 @@ struct Tile {
     constexpr int vectors = BH / per_vector;
     const T* values = static_cast<const T*>(problem.a_values);
     const T* x = static_cast<const T*>(problem.b);
-    const bsrmm_dense& c = problem.c;
-    S* y = static_cast<S*>(c.data);
-    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
-    const S* bias = static_cast<const S*>(problem.bias);
-    const T alpha = static_cast<T>(problem.alpha);
-    const T beta = static_cast<T>(problem.beta);
+    const RowOutput<S> out(problem);
     for (int64_t r = row_begin; r < row_end; ++r) {
       vec acc[vectors];
 #pragma GCC unroll 16
@@ -324,10 +339,7 @@ struct Tile {
 #pragma GCC unroll 16
           for (int k = 0; k < BW; ++k) sum += acc[q][part * BW + k];
           const int64_t row = r * BH + q * per_vector + part;
-          T value = alpha * sum;
-          if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
-          if (bias) value += load(bias[row]);
-          y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+          out.store(row, sum);
         }
       }
     }
@@ -349,12 +361,7 @@ struct Tile {
     typedef T pair_unaligned __attribute__((vector_size(2 * sizeof(T)), aligned(sizeof(T)), may_alias));
     const T* values = static_cast<const T*>(problem.a_values);
     const T* x = static_cast<const T*>(problem.b);
-    const bsrmm_dense& c = problem.c;
-    S* y = static_cast<S*>(c.data);
-    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
-    const S* bias = static_cast<const S*>(problem.bias);
-    const T alpha = static_cast<T>(problem.alpha);
-    const T beta = static_cast<T>(problem.beta);
+    const RowOutput<S> out(problem);
     for (int64_t r = row_begin; r < row_end; ++r) {
       quad acc{};
       for (int32_t p = problem.row_ptr[r]; p < problem.row_ptr[r + 1]; ++p) {
@@ -365,10 +372,7 @@ struct Tile {
       const T sums[2] = {acc[0] + acc[1], acc[2] + acc[3]};
       for (int i = 0; i < 2; ++i) {
         const int64_t row = r * 2 + i;
-        T value = alpha * sums[i];
-        if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
-        if (bias) value += load(bias[row]);
-        y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+        out.store(row, sums[i]);
       }
     }
   }
@@ -381,12 +385,7 @@ struct Tile {
     const int64_t block = int64_t{bh} * bw;
     const T* values = static_cast<const T*>(problem.a_values);
     const T* x = static_cast<const T*>(problem.b);
-    const bsrmm_dense& c = problem.c;
-    S* y = static_cast<S*>(c.data);
-    const int64_t y_step = c.layout == BSRMM_LAYOUT_ROW_MAJOR ? c.ld : 1;
-    const S* bias = static_cast<const S*>(problem.bias);
-    const T alpha = static_cast<T>(problem.alpha);
-    const T beta = static_cast<T>(problem.beta);
+    const RowOutput<S> out(problem);
     vec acc[detail::max_block_side];
     for (int64_t r = row_begin; r < row_end; ++r) {
       for (int32_t i = 0; i < bh; ++i) acc[i] = vec{};
@@ -408,10 +407,7 @@ struct Tile {
 #pragma GCC unroll 16
         for (int l = 0; l < lanes; ++l) sum += acc[i][l];
         const int64_t row = r * bh + i;
-        T value = alpha * sum;
-        if (problem.beta != 0.0) value += beta * load(y[row * y_step]);
-        if (bias) value += load(bias[row]);
-        y[row * y_step] = detail::Store<S>::from(activate(value, problem.activation));
+        out.store(row, sum);
       }
     }
   }
