@@ -1,5 +1,5 @@
 """How evenly the Hopper SDDMM's persistent grid shares sddmm_sm90_probe.py's patterns (issue 25,
-docs/perf-log.md entry 53). CPU only: it draws the probe's patterns again (numpy seed 0, the same
+docs/perf-log.md entry 54). CPU only: it draws the probe's patterns again (numpy seed 0, the same
 draws in the same order, the probe's check() included) and prints, per case, the stored blocks
 and the busiest CTA's blocks over the mean, for the first kernel's units (entry 47: 4 blocks at
 64 x 64, else 2, all whole) and for the current ones (a tile 256 / 512 wide for every full wave,

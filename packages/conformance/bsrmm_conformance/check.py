@@ -72,6 +72,8 @@ def reference(folder: Path, case: VectorCase) -> tuple[np.ndarray, np.ndarray]:
     if case.sddmm:
         return _sddmm_reference(folder, case, ptr, idx)
     blocks = manifest.to_float64(load("values"), case.dtype).reshape(idx.size, case.bh, case.bw)
+    if case.a_scales != "none":  # fp8: each element stands for its value times its scale
+        blocks = blocks * _a_scale_per_block(case, ptr, load("a_scales"))[:, None, None]
     a = np.zeros((case.rows, case.cols))
     view = a.reshape(case.rows // case.bh, case.bh, case.cols // case.bw, case.bw)
     for r in range(ptr.size - 1):
@@ -79,6 +81,8 @@ def reference(folder: Path, case: VectorCase) -> tuple[np.ndarray, np.ndarray]:
             view[r, :, idx[k], :] += blocks[k]
     op_a = a.T if case.transpose else a
     b = dense(manifest.to_float64(load("b"), case.b_dtype), case.b_rows, case.b_cols, case.b_ld, case.b_layout)
+    if case.b_scales != "none":
+        b = b * load("b_scales").astype(np.float64)[None, :]  # one scale, or one per column
     with np.errstate(invalid="ignore", over="ignore"):
         value = case.alpha * (op_a @ b)
         magnitude = abs(case.alpha) * (np.abs(op_a) @ np.abs(b))
@@ -90,6 +94,22 @@ def reference(folder: Path, case: VectorCase) -> tuple[np.ndarray, np.ndarray]:
             bias = manifest.to_float64(load("bias"), case.bias_dtype)[:, None]
             value, magnitude = value + bias, magnitude + np.abs(bias)
     return activate(value, case.activation), magnitude
+
+
+def _a_scale_per_block(case: VectorCase, ptr: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """An fp8 A's scale of each stored block, from its kind."""
+    scales = scales.astype(np.float64)
+    if case.a_scales == "per-block":
+        return scales
+    if case.a_scales == "per-block-row":
+        return np.repeat(scales, np.diff(ptr))
+    return np.full(ptr[-1], scales[0])
+
+
+def output_dtype(case: VectorCase) -> str:
+    """The dtype whose rounding bounds C: C's (an fp8 product is exact in f64 over the
+    dequantised operands on the CPU and accumulates in f32 on CUDA, as f16 / bf16 / f32 do)."""
+    return case.c_dtype if case.dtype in manifest.FP8 else case.dtype
 
 
 def _sddmm_reference(folder: Path, case: VectorCase, ptr: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +176,7 @@ def check_case(folder: Path, case: VectorCase, results: dict[str, dict[str, Resu
     ref = allowed = None
     if case.expect == "ok":
         ref, magnitude = reference(folder, case)
-        allowed = tolerance.bound(case.dtype, inner_dimension(case), magnitude, ref)
+        allowed = tolerance.bound(output_dtype(case), inner_dimension(case), magnitude, ref)
     for column, column_results in results.items():
         if isinstance(column_results, str):
             cells[column] = Cell("skip", "-", column_results)

@@ -2,12 +2,16 @@
 raw little-endian arrays per case. Plain text rather than JSON so that the C and Rust runners
 parse it with nothing but their standard library (README.md, "Vectors").
 
-    bsrmm-conformance 2
+    bsrmm-conformance 3
     case id=<id> expect=ok|BSRMM_STATUS_<...> dtype=float32 rows=64 cols=48 bh=16 bw=8 ...
 
 Arrays of case <id> live in <id>/: row_ptr.bin and col_idx.bin (int32), values.bin (A's dtype),
 b.bin (b_dtype), c.bin (c_dtype: C before the call, padding included), bias.bin
 (bias_dtype, when bias=1) and, for an SDDMM (op=sddmm), y.bin (y_dtype).
+
+fp8 (dtype / b_dtype float8_e4m3 or float8_e5m2, stored as their bytes): a_scales names A's
+scale kind (per-tensor, per-block, per-block-row) and b_scales B's (per-tensor, per-column),
+their float32 values in a_scales.bin / b_scales.bin; "none" for every other case.
 
 op=sddmm: values = alpha * (X Y)[A's stored blocks] + beta * values, with X in the b fields
 (rows x T), Y in the y fields (T x cols) and the values in the c fields (nnzb x bh * bw,
@@ -24,10 +28,11 @@ import numpy as np
 
 from bsrmm_bench import prng
 
-FORMAT = "bsrmm-conformance 2"
+FORMAT = "bsrmm-conformance 3"
 MANIFEST = "manifest.txt"
-DTYPES = ("float32", "float16", "bfloat16", "float64")
-ARRAYS = ("row_ptr", "col_idx", "values", "b", "c", "bias", "y")
+DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3", "float8_e5m2")
+FP8 = ("float8_e4m3", "float8_e5m2")
+ARRAYS = ("row_ptr", "col_idx", "values", "b", "c", "bias", "y", "a_scales", "b_scales")
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,8 @@ class VectorCase:
     y_layout: str
     y_ld: int
     y_dtype: str
+    a_scales: str = "none"  # fp8 A: per-tensor | per-block | per-block-row (a_scales.bin)
+    b_scales: str = "none"  # fp8 B: per-tensor | per-column (b_scales.bin)
 
     def to_line(self) -> str:
         parts = []
@@ -105,8 +112,17 @@ def format_number(x: float) -> str:
 
 
 def storage_dtype(dtype: str) -> np.dtype:
-    """How the bytes of `dtype` are held in numpy here: bfloat16 as its uint16 bit patterns."""
-    return np.dtype({"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": np.uint16}[dtype])
+    """How the bytes of `dtype` are held in numpy here: bfloat16 as its uint16 bit patterns, fp8
+    as its bytes."""
+    return np.dtype({"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": np.uint16,
+                     "float8_e4m3": np.uint8, "float8_e5m2": np.uint8}[dtype])
+
+
+def fp8_numpy(dtype: str) -> np.dtype:
+    """ml_dtypes' type of an fp8 dtype (OCP E4M3 is its float8_e4m3fn)."""
+    import ml_dtypes
+
+    return np.dtype({"float8_e4m3": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}[dtype])
 
 
 def to_storage(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -117,6 +133,8 @@ def to_storage(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def to_float64(stored: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype in FP8:
+        return np.asarray(stored, dtype=np.uint8).view(fp8_numpy(dtype)).astype(np.float64)
     if dtype == "bfloat16":
         return prng.bfloat16_bits_to_float32(stored).astype(np.float64)
     return np.asarray(stored).astype(np.float64)
@@ -168,5 +186,6 @@ def read(folder: Path) -> list[VectorCase]:
 def load_array(folder: Path, case: VectorCase, name: str) -> np.ndarray:
     dtype = {"row_ptr": np.int32, "col_idx": np.int32, "values": storage_dtype(case.dtype),
              "b": storage_dtype(case.b_dtype), "c": storage_dtype(case.c_dtype),
-             "bias": storage_dtype(case.bias_dtype), "y": storage_dtype(case.y_dtype)}[name]
+             "bias": storage_dtype(case.bias_dtype), "y": storage_dtype(case.y_dtype),
+             "a_scales": np.float32, "b_scales": np.float32}[name]
     return np.fromfile(folder / case.id / f"{name}.bin", dtype=np.dtype(dtype).newbyteorder("<"))

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import bad_inputs, check, manifest, sddmm, vectors
+from . import bad_inputs, check, fp8, manifest, sddmm, vectors
 from .bindings import Binding, runner_env
 
 RUNNER_TIMEOUT_S = 600
@@ -18,14 +18,17 @@ RUNNER_TIMEOUT_S = 600
 
 def write_vectors(folder: Path, suite: str, case_filter: str | None, device: str) -> list[manifest.VectorCase]:
     """The suite's cases that run on `device`, then every bad input and mutated valid case, then
-    the SDDMMs and their bad inputs (sddmm.py: every device)."""
+    the SDDMMs and their bad inputs (sddmm.py: every device), then the fp8 products and their bad
+    inputs (fp8.py: the CPU only, where every binding computes them; Python's fp8 products are
+    host-only for now)."""
     from bsrmm_bench import cases as bench_cases
     from bsrmm_bench.runner import select
 
     kind = "cuda" if device.startswith("cuda") else "cpu"
     chosen = [c for c in select(bench_cases.load_suite(suite), case_filter) if kind in c.devices]
     built = [(vectors.vector_case(c), vectors.case_arrays(c)) for c in chosen]
-    built += [v for v in bad_inputs.vectors() + sddmm.vectors() if not case_filter or _matches(case_filter, v[0].id)]
+    extra = bad_inputs.vectors() + sddmm.vectors() + (fp8.vectors() if kind == "cpu" else [])
+    built += [v for v in extra if not case_filter or _matches(case_filter, v[0].id)]
     manifest.write(folder, built)
     return [case for case, _ in built]
 

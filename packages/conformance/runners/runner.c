@@ -23,7 +23,7 @@
 
 typedef struct {
   char id[256], expect[64], dtype[16], op[16], b_layout[8], b_dtype[16], c_layout[8], c_dtype[16],
-      bias_dtype[16], activation[16], y_layout[8], y_dtype[16];
+      bias_dtype[16], activation[16], y_layout[8], y_dtype[16], a_scales[16], b_scales[16];
   long long rows, cols, bh, bw, sort, b_rows, b_cols, b_ld, c_rows, c_cols, c_ld, bias, c_aliases_b,
       y_rows, y_cols, y_ld;
   double alpha, beta;
@@ -55,7 +55,7 @@ static void set_field(vcase* c, const char* key, const char* value) {
 #define INT(name) if (strcmp(key, #name) == 0) { c->name = strtoll(value, NULL, 10); return; }
 #define REAL(name) if (strcmp(key, #name) == 0) { c->name = strtod(value, NULL); return; }
   TEXT(id) TEXT(expect) TEXT(dtype) TEXT(op) TEXT(b_layout) TEXT(b_dtype) TEXT(c_layout)
-  TEXT(c_dtype) TEXT(bias_dtype) TEXT(activation) TEXT(y_layout) TEXT(y_dtype)
+  TEXT(c_dtype) TEXT(bias_dtype) TEXT(activation) TEXT(y_layout) TEXT(y_dtype) TEXT(a_scales) TEXT(b_scales)
   INT(rows) INT(cols) INT(bh) INT(bw) INT(sort) INT(b_rows) INT(b_cols) INT(b_ld) INT(c_rows)
   INT(c_cols) INT(c_ld) INT(bias) INT(c_aliases_b) INT(y_rows) INT(y_cols) INT(y_ld)
   REAL(alpha) REAL(beta)
@@ -85,11 +85,14 @@ static bsrmm_dtype dtype_of(const char* name) {
   if (strcmp(name, "float16") == 0) return BSRMM_DTYPE_F16;
   if (strcmp(name, "bfloat16") == 0) return BSRMM_DTYPE_BF16;
   if (strcmp(name, "float64") == 0) return BSRMM_DTYPE_F64;
+  if (strcmp(name, "float8_e4m3") == 0) return BSRMM_DTYPE_FLOAT8_E4M3;
+  if (strcmp(name, "float8_e5m2") == 0) return BSRMM_DTYPE_FLOAT8_E5M2;
   die("unknown dtype %s", name);
   return BSRMM_DTYPE_F32;
 }
 
 static size_t element_size(bsrmm_dtype dtype) {
+  if (dtype == BSRMM_DTYPE_FLOAT8_E4M3 || dtype == BSRMM_DTYPE_FLOAT8_E5M2) return 1;
   return dtype == BSRMM_DTYPE_F64 ? 8 : dtype == BSRMM_DTYPE_F32 ? 4 : 2;
 }
 
@@ -152,11 +155,25 @@ static bsrmm_layout layout_of(const char* name) {
   return strcmp(name, "row") == 0 ? BSRMM_LAYOUT_ROW_MAJOR : BSRMM_LAYOUT_COL_MAJOR;
 }
 
+/* An fp8 operand's scales from the manifest's kind and a_scales.bin / b_scales.bin (host). */
+static bsrmm_scales scales_of(const char* kind, const blob* values) {
+  bsrmm_scales s = bsrmm_scales_default();
+  if (strcmp(kind, "per-tensor") == 0) s.kind = BSRMM_SCALE_PER_TENSOR;
+  else if (strcmp(kind, "per-block") == 0) s.kind = BSRMM_SCALE_PER_BLOCK;
+  else if (strcmp(kind, "per-block-row") == 0) s.kind = BSRMM_SCALE_PER_BLOCK_ROW;
+  else if (strcmp(kind, "per-column") == 0) s.kind = BSRMM_SCALE_PER_COLUMN;
+  else die("unknown scale kind %s", kind);
+  s.data = (const float*)values->data;
+  s.count = (int64_t)(values->bytes / sizeof(float));
+  return s;
+}
+
 /* The case's operation on matrix `a`, its operands already placed: C = alpha op(A) B + beta C
  * (+ bias, activation), or for op=sddmm values (the c buffer) = alpha (X Y)[A's blocks] + beta
  * values with X in the b buffer and Y in y_data. */
 static bsrmm_status run_operation(bsrmm_context_t ctx, const place* p, const vcase* c, bsrmm_matrix_t a,
-                                  void* b_data, void* c_data, void* bias_data, void* y_data) {
+                                  void* b_data, void* c_data, void* bias_data, void* y_data,
+                                  const bsrmm_scales* b_scales) {
   const bsrmm_dense bd = {b_data, c->b_rows, c->b_cols, c->b_ld, layout_of(c->b_layout), dtype_of(c->b_dtype), p->device};
   bsrmm_dense cd = {c_data, c->c_rows, c->c_cols, c->c_ld, layout_of(c->c_layout), dtype_of(c->c_dtype), p->device};
   if (strcmp(c->op, "sddmm") == 0) {
@@ -172,6 +189,7 @@ static bsrmm_status run_operation(bsrmm_context_t ctx, const place* p, const vca
   options.beta = c->beta;
   options.bias = bias_data;
   options.activation = activation_of(c->activation);
+  options.b_scales = b_scales;
   return bsrmm_matmul(ctx, a, &bd, &cd, &options);
 }
 
@@ -180,7 +198,8 @@ static void run_case(bsrmm_context_t ctx, const place* p, const char* folder, co
                      char* result, size_t result_size) {
   blob row_ptr = read_blob(folder, c->id, "row_ptr"), col_idx = read_blob(folder, c->id, "col_idx"),
        values = read_blob(folder, c->id, "values"), b = read_blob(folder, c->id, "b"),
-       cb = read_blob(folder, c->id, "c"), bias = read_blob(folder, c->id, "bias"), y = read_blob(folder, c->id, "y");
+       cb = read_blob(folder, c->id, "c"), bias = read_blob(folder, c->id, "bias"), y = read_blob(folder, c->id, "y"),
+       a_scales = read_blob(folder, c->id, "a_scales"), b_scales = read_blob(folder, c->id, "b_scales");
   const bsrmm_dtype dtype = dtype_of(c->dtype), b_dtype = dtype_of(c->b_dtype), c_dtype = dtype_of(c->c_dtype);
   const long long nnzb = (long long)(col_idx.bytes / 4);
   bsrmm_matrix_t a = NULL;
@@ -209,13 +228,18 @@ static void run_case(bsrmm_context_t ctx, const place* p, const char* folder, co
   const bsrmm_device host = {BSRMM_DEVICE_CPU, 0};
   const bsrmm_bsr_desc desc = {c->rows, c->cols, (int32_t)c->bh, (int32_t)c->bw, nnzb, row_ptr.data,
                                col_idx.data, BSRMM_INDEX_I32, values.data, dtype, host};
-  bsrmm_status status = bsrmm_matrix_create(ctx, &desc, c->sort ? BSRMM_CREATE_SORT_INDICES : BSRMM_CREATE_DEFAULT, &a);
+  const uint32_t flags = c->sort ? BSRMM_CREATE_SORT_INDICES : BSRMM_CREATE_DEFAULT;
+  const bsrmm_scales a_sc = strcmp(c->a_scales, "none") == 0 ? bsrmm_scales_default() : scales_of(c->a_scales, &a_scales);
+  const bsrmm_scales b_sc = strcmp(c->b_scales, "none") == 0 ? bsrmm_scales_default() : scales_of(c->b_scales, &b_scales);
+  bsrmm_status status = strcmp(c->a_scales, "none") == 0 ? bsrmm_matrix_create(ctx, &desc, flags, &a)
+                                                          : bsrmm_matrix_create_scaled(ctx, &desc, &a_sc, flags, &a);
   if (status == BSRMM_STATUS_SUCCESS) {
     b_data = place_copy(p, &b);
     c_data = c->c_aliases_b ? b_data : place_copy(p, &cb);
     bias_data = c->bias ? place_copy(p, &bias) : NULL;
     y_data = strcmp(c->op, "sddmm") == 0 ? place_copy(p, &y) : NULL;
-    status = run_operation(ctx, p, c, a, b_data, c_data, bias_data, y_data);
+    status = run_operation(ctx, p, c, a, b_data, c_data, bias_data, y_data,
+                           strcmp(c->b_scales, "none") == 0 ? NULL : &b_sc);
     if (status == BSRMM_STATUS_SUCCESS) status = bsrmm_context_synchronize(ctx);
   }
   if (status != BSRMM_STATUS_SUCCESS) {
@@ -245,6 +269,8 @@ done:
   free(cb.data);
   free(bias.data);
   free(y.data);
+  free(a_scales.data);
+  free(b_scales.data);
 }
 
 int main(int argc, char** argv) {
@@ -278,8 +304,8 @@ int main(int argc, char** argv) {
   if (results == NULL) die("cannot write %s", path);
 
   static char line[8192];
-  if (fgets(line, sizeof line, manifest) == NULL || strncmp(line, "bsrmm-conformance 2", 19) != 0) {
-    die("%s/manifest.txt: not a bsrmm-conformance 2 manifest", folder);
+  if (fgets(line, sizeof line, manifest) == NULL || strncmp(line, "bsrmm-conformance 3", 19) != 0) {
+    die("%s/manifest.txt: not a bsrmm-conformance 3 manifest", folder);
   }
   while (fgets(line, sizeof line, manifest) != NULL) {
     char* token = strtok(line, " \n");

@@ -12,8 +12,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BsrMatrix, BsrmmError, matmul, sddmm } from "bsrmm";
 
-const DTYPE = { float32: "f32", float64: "f64", float16: "f16", bfloat16: "bf16" };
-const ARRAY = { float32: Float32Array, float64: Float64Array, float16: Uint16Array, bfloat16: Uint16Array };
+const DTYPE = { float32: "f32", float64: "f64", float16: "f16", bfloat16: "bf16", float8_e4m3: "float8_e4m3", float8_e5m2: "float8_e5m2" };
+const ARRAY = {
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array, bfloat16: Uint16Array, float8_e4m3: Uint8Array, float8_e5m2: Uint8Array,
+};
 const INTEGER_FIELDS = new Set([
   "rows", "cols", "bh", "bw", "sort", "b_rows", "b_cols", "b_ld", "c_rows", "c_cols", "c_ld", "bias", "c_aliases_b", "y_rows", "y_cols", "y_ld",
 ]);
@@ -23,7 +25,7 @@ const NO_LD = "the Node API takes packed arrays: it has no leading dimension to 
 
 function readManifest(folder) {
   const [format, ...lines] = readFileSync(join(folder, "manifest.txt"), "utf8").split("\n");
-  if (format !== "bsrmm-conformance 2") throw new Error(`${folder}/manifest.txt: not a bsrmm-conformance 2 manifest`);
+  if (format !== "bsrmm-conformance 3") throw new Error(`${folder}/manifest.txt: not a bsrmm-conformance 3 manifest`);
   return lines.filter((line) => line.trim() !== "").map((line) => {
     const [head, ...tokens] = line.trim().split(/\s+/);
     if (head !== "case") throw new Error(`manifest line must start with 'case': ${line}`);
@@ -81,6 +83,12 @@ async function runSddmm(folder, c, a, out) {
   return "ok";
 }
 
+/** An fp8 A's scales: a number per tensor, else { kind, values }. */
+function aScales(folder, c) {
+  const values = load(folder, c, "a_scales", Float32Array);
+  return c.a_scales === "per-tensor" && values.length === 1 ? values[0] : { kind: c.a_scales, values };
+}
+
 async function runCase(folder, c, device, out) {
   if (c.c_aliases_b) throw new Skip("the Node API copies its operands when the call is made: C cannot alias B");
   const cMinor = c.c_layout === "row" ? c.c_cols : c.c_rows;
@@ -89,6 +97,7 @@ async function runCase(folder, c, device, out) {
     rows: c.rows, cols: c.cols, blockSize: [c.bh, c.bw],
     rowPtr: load(folder, c, "row_ptr", Int32Array), colIdx: load(folder, c, "col_idx", Int32Array),
     values: load(folder, c, "values", ARRAY[c.dtype]), dtype: DTYPE[c.dtype], device, sortIndices: c.sort === 1,
+    ...(c.a_scales === "none" ? {} : { scales: aScales(folder, c) }),
   });
   if (c.op === "sddmm") return runSddmm(folder, c, a, out);
   const bBuffer = load(folder, c, "b", ARRAY[c.b_dtype]);
@@ -98,6 +107,11 @@ async function runCase(folder, c, device, out) {
   };
   if (c.beta !== 0) options.c = packed(cBuffer, c.c_rows, c.c_cols, c.c_ld, c.c_layout);
   if (c.bias) options.bias = load(folder, c, "bias", ARRAY[c.bias_dtype]);
+  if (c.b_scales !== "none") {
+    // fp8: B's dtype and scales (a number per tensor, one per column as a Float32Array), C's dtype.
+    const scales = load(folder, c, "b_scales", Float32Array);
+    Object.assign(options, { bDtype: c.b_dtype, outDtype: DTYPE[c.c_dtype], bScales: c.b_scales === "per-tensor" ? scales[0] : scales });
+  }
   const b = { data: packed(bBuffer, c.b_rows, c.b_cols, c.b_ld, c.b_layout), rows: c.b_rows, cols: c.b_cols, layout: layoutName(c.b_layout) };
   save(folder, c, out, await matmul(a, b, options));
   return "ok";

@@ -20,8 +20,11 @@ ACTIVATION = {"none": None, "relu": "relu", "gelu": "gelu", "silu": "silu", "unk
 
 
 def numpy_view(stored: np.ndarray, dtype: str):
-    """Storage (bfloat16 as uint16 bits) as the array a user holds: numpy (ml_dtypes' bfloat16),
-    or a torch CPU tensor for bfloat16 where ml_dtypes is not installed."""
+    """Storage (bfloat16 as uint16 bits, fp8 as bytes) as the array a user holds: numpy
+    (ml_dtypes' bfloat16 / float8 types), or a torch CPU tensor for bfloat16 where ml_dtypes is
+    not installed."""
+    if dtype in manifest.FP8:
+        return stored.view(manifest.fp8_numpy(dtype))
     if dtype != "bfloat16":
         return stored
     try:
@@ -81,6 +84,10 @@ class Cuda:
         self.torch.cuda.synchronize()
 
 
+# The manifest's scale kinds in BsrMatrix.from_arrays' words.
+SCALE_KIND = {"per-tensor": "tensor", "per-block": "block", "per-block-row": "block_row"}
+
+
 def run_case(folder: Path, case: manifest.VectorCase, place, out: Path) -> str:
     load = lambda name: manifest.load_array(folder, case, name)  # noqa: E731
     stored, col_idx = load("values"), load("col_idx")
@@ -91,8 +98,11 @@ def run_case(folder: Path, case: manifest.VectorCase, place, out: Path) -> str:
     if nnzb * block != stored.size:
         return f"skip {stored.size} values do not form whole {case.bh}x{case.bw} blocks: not expressible as (nnzb, bh, bw)"
     values = numpy_view(stored, case.dtype).reshape(nnzb, case.bh, case.bw)
+    fp8 = {}
+    if case.a_scales != "none":
+        fp8 = {"scales": load("a_scales"), "scale": SCALE_KIND[case.a_scales]}
     a = bsrmm.BsrMatrix.from_arrays(load("row_ptr"), col_idx, values,
-                                    (case.rows, case.cols), sort_indices=bool(case.sort), device=place.name)
+                                    (case.rows, case.cols), sort_indices=bool(case.sort), device=place.name, **fp8)
     if case.sddmm:
         return run_sddmm(folder, case, place, out, a)
     extent = case.b_cols if case.b_layout == "row" else case.b_rows
@@ -100,15 +110,22 @@ def run_case(folder: Path, case: manifest.VectorCase, place, out: Path) -> str:
         return ("skip a leading dimension below B's extent is, in numpy, a view with overlapping "
                 "rows: a valid array, which bsrmm copies")
     b_buffer = place.array(load("b"), case.b_dtype)
-    b = strided(b_buffer, case.b_rows, case.b_cols, case.b_ld, case.b_layout)
+    if case.b_dtype in manifest.FP8:  # numpy's as_strided cannot make some ml_dtypes fp8 views
+        b = strided(load("b"), case.b_rows, case.b_cols, case.b_ld, case.b_layout).view(manifest.fp8_numpy(case.b_dtype))
+    else:
+        b = strided(b_buffer, case.b_rows, case.b_cols, case.b_ld, case.b_layout)
     if case.c_aliases_b:
         c_buffer, c = b_buffer, b
     else:
         c_buffer = place.array(load("c"), case.c_dtype)
         c = strided(c_buffer, case.c_rows, case.c_cols, case.c_ld, case.c_layout)
     bias = place.array(load("bias"), case.bias_dtype) if case.bias else None
+    b_scales = {}
+    if case.b_scales != "none":
+        scales = load("b_scales")
+        b_scales = {"b_scales": float(scales[0]) if case.b_scales == "per-tensor" and scales.size == 1 else scales}
     bsrmm.matmul(a, b, alpha=case.alpha, beta=case.beta, out=c, transpose_a=case.transpose, bias=bias,
-                 activation=ACTIVATION[case.activation])
+                 activation=ACTIVATION[case.activation], **b_scales)
     place.synchronize()
     to_storage(c_buffer).tofile(out / f"{case.id}.bin")
     return "ok"

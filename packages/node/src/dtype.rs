@@ -1,8 +1,8 @@
 //! Element types across the JS boundary: JS hands over raw bytes plus a dtype name; results go
 //! back as the matching TypedArray (f16 and bf16 as Uint16Array bits).
 
-use bsrmm::{bf16, f16, DType, Element};
-use napi::bindgen_prelude::{Either3, Float32Array, Float64Array, Uint16Array};
+use bsrmm::{bf16, f16, DType, Element, F8E4M3, F8E5M2};
+use napi::bindgen_prelude::{Either4, Float32Array, Float64Array, Uint16Array, Uint8Array};
 
 use crate::error::{invalid, IntoNapi};
 
@@ -49,6 +49,24 @@ pub fn parse(name: &str) -> napi::Result<DType> {
     }
 }
 
+/// An fp8 dtype by its JS name (torch's and Python's: "float8_e4m3", "float8_e5m2").
+pub fn parse_fp8(what: &str, name: &str) -> napi::Result<DType> {
+    match name {
+        "float8_e4m3" => Ok(DType::F8E4M3),
+        "float8_e5m2" => Ok(DType::F8E5M2),
+        other => Err(invalid(format!("{what} {other:?}: expected \"float8_e4m3\" or \"float8_e5m2\""))),
+    }
+}
+
+/// A dtype's name in JS: the Rust crate's, except fp8, which JS names as torch and Python do.
+pub fn js_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F8E4M3 => "float8_e4m3",
+        DType::F8E5M2 => "float8_e5m2",
+        other => other.name(),
+    }
+}
+
 /// Copies `bytes` into a vector of `T` (every supported T is plain old data: any bit pattern is
 /// a value). The copy also decouples the data from the JS buffer, which JS may change while a
 /// multiply runs on another thread.
@@ -77,18 +95,22 @@ pub enum HostArray {
     F64(Vec<f64>),
     F16(Vec<f16>),
     BF16(Vec<bf16>),
+    /// fp8 values as their bytes (an fp8 matrix's export).
+    Fp8(Vec<u8>),
 }
 
-/// What JS receives: Float32Array, Float64Array, or Uint16Array (f16 / bf16 bits).
-pub type JsArray = Either3<Float32Array, Float64Array, Uint16Array>;
+/// What JS receives: Float32Array, Float64Array, Uint16Array (f16 / bf16 bits) or Uint8Array
+/// (fp8 bytes).
+pub type JsArray = Either4<Float32Array, Float64Array, Uint16Array, Uint8Array>;
 
 impl HostArray {
     pub fn into_js(self) -> JsArray {
         match self {
-            HostArray::F32(v) => Either3::A(Float32Array::new(v)),
-            HostArray::F64(v) => Either3::B(Float64Array::new(v)),
-            HostArray::F16(v) => Either3::C(Uint16Array::new(v.into_iter().map(f16::to_bits).collect())),
-            HostArray::BF16(v) => Either3::C(Uint16Array::new(v.into_iter().map(bf16::to_bits).collect())),
+            HostArray::F32(v) => Either4::A(Float32Array::new(v)),
+            HostArray::F64(v) => Either4::B(Float64Array::new(v)),
+            HostArray::F16(v) => Either4::C(Uint16Array::new(v.into_iter().map(f16::to_bits).collect())),
+            HostArray::BF16(v) => Either4::C(Uint16Array::new(v.into_iter().map(bf16::to_bits).collect())),
+            HostArray::Fp8(v) => Either4::D(Uint8Array::new(v)),
         }
     }
 }
@@ -116,5 +138,15 @@ impl JsElement for f16 {
 impl JsElement for bf16 {
     fn wrap(values: Vec<Self>) -> HostArray {
         HostArray::BF16(values)
+    }
+}
+impl JsElement for F8E4M3 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::Fp8(values.into_iter().map(|v| v.to_bits()).collect())
+    }
+}
+impl JsElement for F8E5M2 {
+    fn wrap(values: Vec<Self>) -> HostArray {
+        HostArray::Fp8(values.into_iter().map(|v| v.to_bits()).collect())
     }
 }

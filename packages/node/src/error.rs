@@ -20,3 +20,8 @@ impl<T> IntoNapi<T> for bsrmm::Result<T> {
         self.map_err(to_napi)
     }
 }
+
+/// An UNSUPPORTED error worded like the core's.
+pub fn unsupported(message: impl Into<String>) -> napi::Error {
+    to_napi(bsrmm::Error::new(bsrmm::Status::Unsupported, message))
+}

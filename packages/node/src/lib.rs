@@ -8,10 +8,12 @@
 mod device;
 mod dtype;
 mod error;
+mod fp8;
 mod matrix;
 mod tasks;
 mod tensor;
 
+pub use fp8::{fp8_decode, fp8_encode};
 pub use matrix::NativeBsrMatrix;
 pub use tasks::in_place::InPlaceTask;
 pub use tasks::matmul::{matmul, matmul_sync, MatmulTask};

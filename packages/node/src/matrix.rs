@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DenseRef, Device, Layout};
-use napi::bindgen_prelude::{Int32Array, Uint8Array};
+use bsrmm::{bf16, f16, BsrMatrix, CreateOptions, DenseRef, Device, F8E4M3, F8E5M2, Layout};
+use napi::bindgen_prelude::{Float32Array, Int32Array, Uint8Array};
 use napi_derive::napi;
 
 use crate::device;
@@ -16,8 +16,13 @@ pub enum AnyMatrix {
     F64(BsrMatrix<f64>),
     F16(BsrMatrix<f16>),
     BF16(BsrMatrix<bf16>),
+    F8E4M3(BsrMatrix<F8E4M3>),
+    F8E5M2(BsrMatrix<F8E5M2>),
 }
 
+/// Runs `$body` on a matrix of a compute dtype; an fp8 matrix returns an error from the
+/// enclosing function (its multiplies take host arrays: `tasks/fp8.rs`; tensors and the SDDMM
+/// do not take fp8).
 macro_rules! with_matrix {
     ($any:expr, |$m:ident| $body:expr) => {
         match $any {
@@ -25,10 +30,29 @@ macro_rules! with_matrix {
             $crate::matrix::AnyMatrix::F64($m) => $body,
             $crate::matrix::AnyMatrix::F16($m) => $body,
             $crate::matrix::AnyMatrix::BF16($m) => $body,
+            $crate::matrix::AnyMatrix::F8E4M3(_) | $crate::matrix::AnyMatrix::F8E5M2(_) => {
+                return Err($crate::error::unsupported(
+                    "A is fp8: an fp8 multiply takes B as a Uint8Array (matmul / matmulSync), not tensors; the SDDMM does not take fp8",
+                ))
+            }
         }
     };
 }
 pub(crate) use with_matrix;
+
+/// Runs `$body` on a matrix of any dtype, fp8 included.
+macro_rules! with_any_matrix {
+    ($any:expr, |$m:ident| $body:expr) => {
+        match $any {
+            $crate::matrix::AnyMatrix::F32($m) => $body,
+            $crate::matrix::AnyMatrix::F64($m) => $body,
+            $crate::matrix::AnyMatrix::F16($m) => $body,
+            $crate::matrix::AnyMatrix::BF16($m) => $body,
+            $crate::matrix::AnyMatrix::F8E4M3($m) => $body,
+            $crate::matrix::AnyMatrix::F8E5M2($m) => $body,
+        }
+    };
+}
 
 trait IntoAny: bsrmm::Element {
     fn into_any(m: BsrMatrix<Self>) -> AnyMatrix;
@@ -51,6 +75,16 @@ impl IntoAny for f16 {
 impl IntoAny for bf16 {
     fn into_any(m: BsrMatrix<bf16>) -> AnyMatrix {
         AnyMatrix::BF16(m)
+    }
+}
+impl IntoAny for F8E4M3 {
+    fn into_any(m: BsrMatrix<F8E4M3>) -> AnyMatrix {
+        AnyMatrix::F8E4M3(m)
+    }
+}
+impl IntoAny for F8E5M2 {
+    fn into_any(m: BsrMatrix<F8E5M2>) -> AnyMatrix {
+        AnyMatrix::F8E5M2(m)
     }
 }
 
@@ -79,8 +113,15 @@ fn place<T: bsrmm::Element>(m: BsrMatrix<T>, device: Device) -> napi::Result<Bsr
 pub struct NativeBsrParts {
     pub row_ptr: Int32Array,
     pub col_idx: Int32Array,
-    #[napi(ts_type = "Float32Array | Float64Array | Uint16Array")]
+    #[napi(ts_type = "Float32Array | Float64Array | Uint16Array | Uint8Array")]
     pub values: JsArray,
+}
+
+/// An fp8 matrix's scales: "per-tensor", "per-block" or "per-block-row", and their values.
+#[napi(object)]
+pub struct NativeScales {
+    pub kind: String,
+    pub values: Float32Array,
 }
 
 /// What never changes about a matrix, readable after `dispose()`.
@@ -104,12 +145,12 @@ pub struct NativeBsrMatrix {
 
 impl NativeBsrMatrix {
     fn new(matrix: AnyMatrix) -> Self {
-        let info = with_matrix!(&matrix, |m| Info {
+        let info = with_any_matrix!(&matrix, |m| Info {
             rows: m.rows(),
             cols: m.cols(),
             block_shape: m.block_shape(),
             nnzb: m.nnzb(),
-            dtype: m.dtype().name(),
+            dtype: dtype::js_name(m.dtype()),
             device: m.device(),
         });
         NativeBsrMatrix { info, matrix: Mutex::new(Some(Arc::new(matrix))) }
@@ -150,6 +191,52 @@ impl NativeBsrMatrix {
             T::into_any(place(m, device)?)
         });
         Ok(NativeBsrMatrix::new(inner))
+    }
+
+    /// An fp8 matrix from CSR-of-blocks arrays: `values` are fp8 bytes of `dtype`
+    /// ("float8_e4m3" / "float8_e5m2"), `scales` fp32 of `scale_kind` (fp8.rs).
+    #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_bsr_scaled(
+        rows: i64,
+        cols: i64,
+        block_height: i64,
+        block_width: i64,
+        row_ptr: Int32Array,
+        col_idx: Int32Array,
+        values: Uint8Array,
+        dtype: String,
+        scale_kind: String,
+        scales: Float32Array,
+        device: String,
+        sort_indices: bool,
+    ) -> napi::Result<Self> {
+        let (rows, cols) = (size("rows", rows)?, size("cols", cols)?);
+        let block = (size("blockHeight", block_height)?, size("blockWidth", block_width)?);
+        let device = device::parse(&device)?;
+        let host = device::context(Device::Cpu)?;
+        let options = CreateOptions { sort_indices };
+        let scales = bsrmm::Scales::new(crate::fp8::parse_scale_kind(&scale_kind)?, &scales);
+        let inner = match dtype::parse_fp8("dtype", &dtype)? {
+            bsrmm::DType::F8E4M3 => {
+                let values = dtype::to_vec::<F8E4M3>("values", &values)?;
+                let m = BsrMatrix::from_bsr_scaled(&host, rows, cols, block, &row_ptr, &col_idx, &values, scales, options).napi()?;
+                AnyMatrix::F8E4M3(place(m, device)?)
+            }
+            _ => {
+                let values = dtype::to_vec::<F8E5M2>("values", &values)?;
+                let m = BsrMatrix::from_bsr_scaled(&host, rows, cols, block, &row_ptr, &col_idx, &values, scales, options).napi()?;
+                AnyMatrix::F8E5M2(place(m, device)?)
+            }
+        };
+        Ok(NativeBsrMatrix::new(inner))
+    }
+
+    /// An fp8 matrix's scales (another dtype's matrix has none: INVALID_ARGUMENT).
+    #[napi]
+    pub fn scales(&self) -> napi::Result<NativeScales> {
+        let (kind, values) = with_any_matrix!(&*self.matrix()?, |m| m.scales().napi()?);
+        Ok(NativeScales { kind: crate::fp8::scale_kind_name(kind).to_owned(), values: Float32Array::new(values) })
     }
 
     /// Keeps every block of a dense host matrix that holds a non-zero.
@@ -228,16 +315,16 @@ impl NativeBsrMatrix {
     }
 
     /// The matrix as a dense host array in `layout` order.
-    #[napi(ts_return_type = "Float32Array | Float64Array | Uint16Array")]
+    #[napi(ts_return_type = "Float32Array | Float64Array | Uint16Array | Uint8Array")]
     pub fn to_dense(&self, layout: String) -> napi::Result<JsArray> {
         let layout = parse_layout(&layout)?;
-        Ok(with_matrix!(&*self.matrix()?, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())
+        Ok(with_any_matrix!(&*self.matrix()?, |m| JsElement::wrap(m.to_dense(layout).napi()?.into_vec())).into_js())
     }
 
     /// The three BSR arrays, copied to the host.
     #[napi]
     pub fn export(&self) -> napi::Result<NativeBsrParts> {
-        with_matrix!(&*self.matrix()?, |m| {
+        with_any_matrix!(&*self.matrix()?, |m| {
             let parts = m.export::<i32>().napi()?;
             Ok(NativeBsrParts {
                 row_ptr: Int32Array::new(parts.row_ptr),

@@ -280,3 +280,36 @@ test("a timer keeps firing during a large async multiply on device tensors", asy
   assert.ok(elapsed > 25, `the multiplies took only ${elapsed.toFixed(1)} ms: too small to show anything`);
   assert.ok(ticks >= Math.max(3, expected / 10), `only ${ticks} ticks in ${elapsed.toFixed(0)} ms`);
 });
+
+test("GPU fp8: a cuda:0 matrix with per-block scales times an fp8 B with per-column scales (staged to the device) equals float64 of the dequantised operands", async (t) => {
+  if (!cudaOrSkip(t, bsrmm)) return;
+  const { decodeFp8, encodeFp8 } = bsrmm;
+  // 4x6 of 2x3 blocks at (0, 0), (0, 1), (1, 1); small integers and halves, exact in fp8 and f32.
+  const aValues = Array.from({ length: 18 }, (_, i) => ((i % 7) - 3) / 2);
+  const aScales = Float32Array.of(0.5, 2, 0.25);
+  const A = BsrMatrix.fromBsr({
+    rows: 4, cols: 6, blockSize: [2, 3], rowPtr: [0, 2, 3], colIdx: [0, 1, 1], values: encodeFp8(aValues, "float8_e4m3"),
+    dtype: "float8_e4m3", scales: { kind: "per-block", values: aScales }, device: "cuda",
+  });
+  const bValues = Array.from({ length: 18 }, (_, i) => (i % 5) - 2);
+  const bBytes = encodeFp8(bValues, "float8_e5m2");
+  const bScales = Float32Array.of(1, 0.5, 4);
+  const a = new Float64Array(24);
+  const deqA = decodeFp8(encodeFp8(aValues, "float8_e4m3"), "float8_e4m3");
+  [[0, 0], [0, 1], [1, 1]].forEach(([br, bc], k) => {
+    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) a[(br * 2 + i) * 6 + bc * 3 + j] = deqA[k * 6 + i * 3 + j] * aScales[k];
+  });
+  const deqB = decodeFp8(bBytes, "float8_e5m2");
+  for (const outDtype of ["f32", "bf16"]) {
+    const got = await matmul(A, { data: bBytes, rows: 6, cols: 3 }, { bScales, bDtype: "float8_e5m2", outDtype });
+    const read = outDtype === "f32" ? (i) => got[i] : (i) => DTYPES.bf16.read(got, i);
+    for (let i = 0; i < 4; i++) {
+      for (let j = 0; j < 3; j++) {
+        let want = 0;
+        for (let p = 0; p < 6; p++) want += a[i * 6 + p] * deqB[p * 3 + j] * bScales[j];
+        const bound = outDtype === "f32" ? 1e-6 * Math.abs(want) : 2 ** -8 * Math.abs(want);
+        assert.ok(Math.abs(read(i * 3 + j) - want) <= bound, `${outDtype} C[${i}][${j}] = ${read(i * 3 + j)}, want ${want}`);
+      }
+    }
+  }
+});

@@ -1,5 +1,5 @@
 // Compiled (never run) by types.test.mjs against dist/esm/index.d.ts: results are typed by dtype.
-import { BsrMatrix, Tensor, matmul, matmulSync, sddmm, sddmmSync, type ArrayOf } from "../dist/esm/index.js";
+import { BsrMatrix, Tensor, encodeFp8, matmul, matmulSync, sddmm, sddmmSync, type ArrayOf } from "../dist/esm/index.js";
 
 const arrays = { rows: 4, cols: 4, blockSize: 2, rowPtr: [0, 1, 2], colIdx: [0, 1] };
 const a32 = BsrMatrix.fromBsr({ ...arrays, values: new Float32Array(8) });
@@ -13,6 +13,15 @@ export const dense: Float32Array = a32.toDense();
 export const values: Float64Array = a64.export().values;
 // @ts-expect-error an f64 result is not a Float32Array
 export const wrong: Float32Array = matmulSync(a64, new Float64Array(8));
+
+// fp8: A's dtype from `dtype`, C's from outDtype (f32 unless told otherwise).
+const a8 = BsrMatrix.fromBsr({ ...arrays, values: encodeFp8(new Float32Array(8), "float8_e4m3"), dtype: "float8_e4m3", scales: 0.5 });
+export const a8type: BsrMatrix<"float8_e4m3"> = a8;
+export const c8: Float32Array = matmulSync(a8, new Uint8Array(8), { bScales: 1 });
+export const c8bf: Uint16Array = await matmul(a8, new Uint8Array(8), { bScales: new Float32Array(2), bDtype: "float8_e5m2", outDtype: "bf16" });
+export const a8values: Uint8Array = a8.export().values;
+// @ts-expect-error an fp8 multiply needs bScales
+matmulSync(a8, new Uint8Array(8), {});
 
 const x = Tensor.zeros({ rows: 4, cols: 2 }); // f32 unless told otherwise
 export const x32: Float32Array = x.toArray();

@@ -1,10 +1,26 @@
 // Element types and the TypedArrays that carry them.
 //   f32 -> Float32Array, f64 -> Float64Array,
 //   f16 -> Uint16Array (IEEE half bits) or Float16Array where the runtime has it,
-//   bf16 -> Uint16Array (bfloat16 bits).
+//   bf16 -> Uint16Array (bfloat16 bits),
+//   float8_e4m3 / float8_e5m2 -> Uint8Array (the fp8 bytes; fp8.ts converts), A's values and B
+//   of an fp8 multiply only, each with fp32 scales.
 import { invalid, unsupported, type BsrmmError } from "./errors.js";
 
 export type DType = "f32" | "f64" | "f16" | "bf16";
+
+/** 8-bit floats (OCP E4M3 = torch's float8_e4m3fn, max 448; E5M2, max 57344). */
+export type Fp8DType = "float8_e4m3" | "float8_e5m2";
+
+export const FP8_DTYPES: readonly Fp8DType[] = ["float8_e4m3", "float8_e5m2"];
+
+export function isFp8(dtype: unknown): dtype is Fp8DType {
+  return typeof dtype === "string" && (FP8_DTYPES as readonly string[]).includes(dtype);
+}
+
+export function checkFp8DType(dtype: unknown, what: string): Fp8DType {
+  if (isFp8(dtype)) return dtype;
+  throw invalid(`${what} = ${JSON.stringify(dtype)}: expected "float8_e4m3" or "float8_e5m2"`);
+}
 
 /** Float16Array exists in newer runtimes only; typed here without depending on lib.es2025. */
 interface Float16ArrayLike extends ArrayBufferView {
@@ -12,7 +28,7 @@ interface Float16ArrayLike extends ArrayBufferView {
   readonly BYTES_PER_ELEMENT: 2;
 }
 
-export type DenseArray = Float32Array | Float64Array | Uint16Array | Float16ArrayLike;
+export type DenseArray = Float32Array | Float64Array | Uint16Array | Float16ArrayLike | Uint8Array;
 
 /**
  * The array each dtype's results come back in: f32 -> Float32Array, f64 -> Float64Array, f16 ->
@@ -23,6 +39,8 @@ export interface ArrayOf {
   f64: Float64Array;
   f16: Float16ArrayLike | Uint16Array;
   bf16: Uint16Array;
+  float8_e4m3: Uint8Array;
+  float8_e5m2: Uint8Array;
 }
 
 const float16Ctor = (globalThis as { Float16Array?: new (buffer: ArrayBufferLike, offset: number, length: number) => Float16ArrayLike })
@@ -47,8 +65,9 @@ export function impliedDType(array: unknown): DType | undefined {
   return undefined;
 }
 
-function holds(array: unknown, dtype: DType): boolean {
+function holds(array: unknown, dtype: DType | Fp8DType): boolean {
   return (
+    (isFp8(dtype) && array instanceof Uint8Array) ||
     (dtype === "f32" && array instanceof Float32Array) ||
     (dtype === "f64" && array instanceof Float64Array) ||
     (dtype === "f16" && (array instanceof Uint16Array || isFloat16Array(array))) ||
@@ -80,14 +99,16 @@ export function resolveDType(values: unknown, dtype: unknown, what: string): DTy
 }
 
 /** Checks that `array` is a TypedArray able to hold `dtype` elements, naming `what` if not. */
-export function checkArray(array: unknown, dtype: DType, what: string): DenseArray {
-  if (Array.isArray(array)) throw plainArray(array, what, dtype);
+export function checkArray(array: unknown, dtype: DType | Fp8DType, what: string): DenseArray {
+  if (Array.isArray(array)) throw plainArray(array, what, isFp8(dtype) ? undefined : dtype);
   if (!holds(array, dtype)) {
     const expected = {
       f32: "a Float32Array",
       f64: "a Float64Array",
       f16: "a Uint16Array of half bits (or a Float16Array)",
       bf16: "a Uint16Array of bfloat16 bits",
+      float8_e4m3: "a Uint8Array of float8_e4m3 bytes (encodeFp8)",
+      float8_e5m2: "a Uint8Array of float8_e5m2 bytes (encodeFp8)",
     }[dtype];
     throw invalid(`${what} must be ${expected} for dtype ${dtype}, got ${describe(array)}`);
   }
@@ -99,8 +120,9 @@ export function checkArray(array: unknown, dtype: DType, what: string): DenseArr
  * the core's UNSUPPORTED "mixed dtypes" (what every binding reports), anything else that is not
  * a `dtype` array INVALID_ARGUMENT.
  */
-export function checkOperand(array: unknown, dtype: DType, what: string): DenseArray {
-  const elements = array instanceof Float32Array || array instanceof Float64Array || array instanceof Uint16Array || isFloat16Array(array);
+export function checkOperand(array: unknown, dtype: DType | Fp8DType, what: string): DenseArray {
+  const elements =
+    array instanceof Float32Array || array instanceof Float64Array || array instanceof Uint16Array || array instanceof Uint8Array || isFloat16Array(array);
   if (elements && !holds(array, dtype)) {
     throw unsupported(`mixed dtypes are not supported: A is ${dtype}, ${what} is ${describe(array)}`);
   }
@@ -120,7 +142,7 @@ export function bytes(array: ArrayBufferView): Uint8Array {
 }
 
 /** A result from the addon in the public form: f16 as a Float16Array where the runtime has one. */
-export function toPublic<D extends DType>(array: Float32Array | Float64Array | Uint16Array, dtype: D): ArrayOf[D] {
+export function toPublic<D extends DType | Fp8DType>(array: Float32Array | Float64Array | Uint16Array | Uint8Array, dtype: D): ArrayOf[D] {
   if (dtype === "f16" && float16Ctor !== undefined) return new float16Ctor(array.buffer, array.byteOffset, array.length) as ArrayOf[D];
   return array as ArrayOf[D];
 }

@@ -9,9 +9,19 @@ import { native as call } from "./errors.js";
 import native from "./native.js";
 
 export { BsrmmError, type BsrmmErrorCode } from "./errors.js";
-export { DTYPES, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
-export { BsrMatrix, type BsrArrays, type BsrParts, type FromDenseOptions } from "./matrix.js";
-export { matmul, matmulSync, synchronize, type Activation, type ArrayMatmulOptions, type Dense, type MatmulOptions } from "./matmul.js";
+export { DTYPES, FP8_DTYPES, type ArrayOf, type DType, type DenseArray, type Fp8DType } from "./dtype.js";
+export { decodeFp8, encodeFp8, type BScales, type MatrixScales, type ScaleKind } from "./fp8.js";
+export { BsrMatrix, type BsrArrays, type BsrParts, type Fp8BsrArrays, type FromDenseOptions } from "./matrix.js";
+export {
+  matmul,
+  matmulSync,
+  synchronize,
+  type Activation,
+  type ArrayMatmulOptions,
+  type Dense,
+  type Fp8MatmulOptions,
+  type MatmulOptions,
+} from "./matmul.js";
 export { sddmm, sddmmSync, type ArraySddmmOptions, type SddmmOptions } from "./sddmm.js";
 export { Tensor, type TensorOptions } from "./tensor.js";
 export type { Device, Layout } from "./shape.js";

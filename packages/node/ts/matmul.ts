@@ -6,7 +6,8 @@
 //            and returns a Tensor (options.out, or a new one); host arrays given alongside
 //            (B, c, bias) are copied into tensors on A's device first.
 import native, { type NativeEpilogue, type NativeMatmulOptions } from "./native.js";
-import { bytes, checkOperand, describe, toPublic, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
+import { bytes, checkDType, checkFp8DType, checkOperand, describe, isFp8, toPublic, type ArrayOf, type DType, type DenseArray, type Fp8DType } from "./dtype.js";
+import { checkBScales, type BScales } from "./fp8.js";
 import { fromNative, invalid, native as call, unsupported } from "./errors.js";
 import { BsrMatrix } from "./matrix.js";
 import { checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
@@ -38,7 +39,16 @@ export interface MatmulOptions {
   layout?: Layout;
   /** Write the result into this tensor (op(A).rows x B.cols, on A's device) and return it. */
   out?: Tensor;
+  /** An fp8 A's B: its dtype (default A's); B is a Uint8Array of fp8 bytes. */
+  bDtype?: Fp8DType;
+  /** An fp8 B's scales (required): a number (per tensor) or one per column of B. */
+  bScales?: BScales;
+  /** An fp8 multiply's C (and `c`, `bias`) dtype: "f32" (default), "f16" or "bf16". */
+  outDtype?: "f32" | "f16" | "bf16";
 }
+
+/** The options of an fp8 multiply (A a float8 matrix): arrays only. */
+export type Fp8MatmulOptions = ArrayMatmulOptions & { bScales: BScales };
 
 /** Options of the array form: no tensor anywhere. */
 export type ArrayMatmulOptions = MatmulOptions & { out?: undefined; bias?: DenseArray };
@@ -70,11 +80,11 @@ function common(a: unknown, options: MatmulOptions) {
 }
 
 /** B as a host array with its shape, checked against op(A). */
-function hostB(a: BsrMatrix, b: DenseArray | Dense, k: number, opA: string) {
+function hostB(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Dense, k: number, opA: string, dtype: DType | Fp8DType = a.dtype) {
   let dense: Dense;
   if (ArrayBuffer.isView(b) || Array.isArray(b)) {
     // A bare array is B with op(A)'s K rows: its length must be a whole number of rows.
-    const data = checkOperand(b, a.dtype, "B");
+    const data = checkOperand(b, dtype, "B");
     if (k === 0 ? data.length !== 0 : data.length % k !== 0) {
       throw invalid(
         `B has ${data.length} elements, not a whole number of rows of op(A) (${opA}), which has ${k} columns: ` +
@@ -86,7 +96,7 @@ function hostB(a: BsrMatrix, b: DenseArray | Dense, k: number, opA: string) {
     dense = b;
   }
   if (typeof dense !== "object" || dense === null) throw invalid(`B must be a TypedArray, a Dense {data, rows, cols} or a Tensor, got ${describe(b)}`);
-  const data = checkOperand(dense.data, a.dtype, "B");
+  const data = checkOperand(dense.data, dtype, "B");
   const rows = checkSize(dense.rows, "B rows");
   const cols = checkSize(dense.cols, "B cols");
   if (rows !== k) throw invalid(`B has ${rows} rows, op(A) (${opA}) has ${k} columns`);
@@ -95,15 +105,15 @@ function hostB(a: BsrMatrix, b: DenseArray | Dense, k: number, opA: string) {
 }
 
 /** The existing C for beta != 0, checked. */
-function hostC(a: BsrMatrix, c: DenseArray | undefined, beta: number, m: number, n: number): DenseArray {
+function hostC(a: BsrMatrix<DType | Fp8DType>, c: DenseArray | undefined, beta: number, m: number, n: number, dtype: DType | Fp8DType = a.dtype): DenseArray {
   if (c === undefined) throw invalid(`beta = ${beta} needs the existing C in options.c (or an options.out tensor)`);
-  const array = checkOperand(c, a.dtype, "c");
+  const array = checkOperand(c, dtype, "c");
   if (array.length !== m * n) throw invalid(`c has ${array.length} elements, C is ${m}x${n} (${m * n})`);
   return array;
 }
 
-function hostBias(a: BsrMatrix, bias: DenseArray, m: number): DenseArray {
-  const array = checkOperand(bias, a.dtype, "bias");
+function hostBias(a: BsrMatrix<DType | Fp8DType>, bias: DenseArray, m: number, dtype: DType | Fp8DType = a.dtype): DenseArray {
+  const array = checkOperand(bias, dtype, "bias");
   if (array.length !== m) throw invalid(`bias has ${array.length} elements, C has ${m} rows`);
   return array;
 }
@@ -115,13 +125,32 @@ interface Prepared {
   options: NativeMatmulOptions;
 }
 
-function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions): Prepared {
+/**
+ * The dtypes of an fp8 multiply's B and C and B's scales; none for another A. The core checks
+ * the scales' count and values and the dtype combination.
+ */
+function fp8Operands(a: BsrMatrix<DType | Fp8DType>, options: MatmulOptions) {
+  if (!isFp8(a.dtype)) {
+    if (options.bScales !== undefined || options.bDtype !== undefined || options.outDtype !== undefined) {
+      throw invalid(`bScales, bDtype and outDtype are for an fp8 A; A is ${a.dtype}`);
+    }
+    return undefined;
+  }
+  const bDtype = options.bDtype === undefined ? a.dtype : checkFp8DType(options.bDtype, "bDtype");
+  const outDtype = options.outDtype === undefined ? "f32" : checkDType(options.outDtype, "outDtype");
+  return { bDtype, outDtype, scales: checkBScales(options.bScales) };
+}
+
+function prepare(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Dense, options: MatmulOptions): Prepared & { outDtype: DType | Fp8DType } {
   const { m, k, opA, epilogue } = common(a, options);
-  const dense = hostB(a, b, k, opA);
+  const fp8 = fp8Operands(a, options);
+  const outDtype = fp8?.outDtype ?? a.dtype;
+  const dense = hostB(a, b, k, opA, fp8?.bDtype);
   const outLayout = checkLayout(options.layout, "layout");
-  const c = epilogue.beta !== 0 ? bytes(hostC(a, options.c, epilogue.beta, m, dense.cols)) : undefined;
-  const bias = options.bias !== undefined ? bytes(hostBias(a, options.bias as DenseArray, m)) : undefined;
+  const c = epilogue.beta !== 0 ? bytes(hostC(a, options.c, epilogue.beta, m, dense.cols, outDtype)) : undefined;
+  const bias = options.bias !== undefined ? bytes(hostBias(a, options.bias as DenseArray, m, outDtype)) : undefined;
   return {
+    outDtype,
     b: bytes(dense.data),
     bRows: dense.rows,
     bCols: dense.cols,
@@ -131,8 +160,14 @@ function prepare(a: BsrMatrix, b: DenseArray | Dense, options: MatmulOptions): P
       outLayout,
       ...(c === undefined ? {} : { c }),
       ...(bias === undefined ? {} : { bias }),
+      ...(fp8 === undefined ? {} : { bDtype: fp8.bDtype, outDtype: fp8.outDtype, ...fp8.scales }),
     },
   };
+}
+
+/** Tensors hold the compute dtypes only: an fp8 multiply takes host arrays. */
+function refuseFp8Tensors(a: BsrMatrix<DType | Fp8DType>): void {
+  if (isFp8(a.dtype)) throw unsupported(`A is ${a.dtype}: an fp8 multiply takes B (and c, bias) as arrays, not tensors or out`);
 }
 
 /** A tensor operand: not disposed, on A's device, of A's dtype. */
@@ -214,6 +249,8 @@ function prepareTensors(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: M
  * second multiply writing the same `out`, or one that writes a tensor this one reads, is refused
  * with BSRMM_STATUS_INVALID_ARGUMENT (await the first).
  */
+export function matmul(a: BsrMatrix<Fp8DType>, b: Uint8Array | Dense, options: Fp8MatmulOptions & { outDtype: "f16" | "bf16" }): Promise<Uint16Array>;
+export function matmul(a: BsrMatrix<Fp8DType>, b: Uint8Array | Dense, options: Fp8MatmulOptions): Promise<Float32Array>;
 export function matmul<D extends DType>(a: BsrMatrix<D>, b: NoInfer<Tensor<D>>, options?: MatmulOptions): Promise<Tensor<D>>;
 export function matmul<D extends DType>(
   a: BsrMatrix<D>,
@@ -222,9 +259,10 @@ export function matmul<D extends DType>(
 ): Promise<Tensor<D>>;
 export function matmul<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense, options?: ArrayMatmulOptions): Promise<ArrayOf[D]>;
 export function matmul<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense | NoInfer<Tensor<D>>, options?: MatmulOptions): Promise<ArrayOf[D] | Tensor<D>>;
-export async function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): Promise<DenseArray | Tensor> {
+export async function matmul(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): Promise<DenseArray | Tensor> {
   if (usesTensors(b, options)) {
-    const p = prepareTensors(a, b, options);
+    refuseFp8Tensors(a);
+    const p = prepareTensors(a as BsrMatrix, b, options);
     await (call(() => native.matmulInto(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue)) as Promise<void>).catch(
       (error: unknown) => {
         throw fromNative(error);
@@ -238,13 +276,15 @@ export async function matmul(a: BsrMatrix, b: DenseArray | Dense | Tensor, optio
   >).catch((error: unknown) => {
     throw fromNative(error);
   });
-  return toPublic(result, a.dtype);
+  return toPublic(result, p.outDtype);
 }
 
 /**
  * The same multiply, on the calling thread. With tensors on a GPU the work is only queued on
  * the device's stream (as a CUDA call is): `toArray()` waits for it, `synchronize(device)` too.
  */
+export function matmulSync(a: BsrMatrix<Fp8DType>, b: Uint8Array | Dense, options: Fp8MatmulOptions & { outDtype: "f16" | "bf16" }): Uint16Array;
+export function matmulSync(a: BsrMatrix<Fp8DType>, b: Uint8Array | Dense, options: Fp8MatmulOptions): Float32Array;
 export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: NoInfer<Tensor<D>>, options?: MatmulOptions): Tensor<D>;
 export function matmulSync<D extends DType>(
   a: BsrMatrix<D>,
@@ -253,14 +293,15 @@ export function matmulSync<D extends DType>(
 ): Tensor<D>;
 export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense, options?: ArrayMatmulOptions): ArrayOf[D];
 export function matmulSync<D extends DType>(a: BsrMatrix<D>, b: DenseArray | Dense | NoInfer<Tensor<D>>, options?: MatmulOptions): ArrayOf[D] | Tensor<D>;
-export function matmulSync(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): DenseArray | Tensor {
+export function matmulSync(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Dense | Tensor, options: MatmulOptions = {}): DenseArray | Tensor {
   if (usesTensors(b, options)) {
-    const p = prepareTensors(a, b, options);
+    refuseFp8Tensors(a);
+    const p = prepareTensors(a as BsrMatrix, b, options);
     call(() => native.matmulIntoSync(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue));
     return p.out;
   }
   const p = prepare(a, b as DenseArray | Dense, options);
-  return toPublic(call(() => native.matmulSync(a.native, p.b, p.bRows, p.bCols, p.options)), a.dtype);
+  return toPublic(call(() => native.matmulSync(a.native, p.b, p.bRows, p.bCols, p.options)), p.outDtype);
 }
 
 /** Waits for the work queued on `device` (a GPU; nothing to wait for on "cpu"). */

@@ -2,7 +2,8 @@
 // multiply).
 import { inspect, type InspectOptionsStylized } from "node:util";
 import native, { type NativeBsrMatrix } from "./native.js";
-import { bytes, checkArray, describe, resolveDType, toPublic, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
+import { bytes, checkArray, describe, isFp8, resolveDType, toPublic, type ArrayOf, type DType, type DenseArray, type Fp8DType } from "./dtype.js";
+import { checkMatrixScales, type MatrixScales, type ScaleKind } from "./fp8.js";
 import { invalid, native as call } from "./errors.js";
 import { checkBlockSize, checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
 
@@ -27,6 +28,18 @@ export interface BsrArrays {
   sortIndices?: boolean;
 }
 
+/**
+ * An fp8 matrix's arrays: `values` are fp8 bytes (encodeFp8), `scales` its fp32 scales: a
+ * number (one for the tensor) or `{ kind: "per-block" | "per-block-row" | "per-tensor", values }`
+ * (one per stored block in colIdx's order, one per block row, or one). Element i stands for
+ * its fp8 value times its scale; a block moved by `sortIndices` keeps its scale.
+ */
+export interface Fp8BsrArrays extends Omit<BsrArrays, "values" | "dtype"> {
+  values: Uint8Array;
+  dtype: Fp8DType;
+  scales: MatrixScales;
+}
+
 export interface FromDenseOptions {
   rows: number;
   cols: number;
@@ -36,7 +49,7 @@ export interface FromDenseOptions {
   device?: Device;
 }
 
-export interface BsrParts<D extends DType = DType> {
+export interface BsrParts<D extends DType | Fp8DType = DType> {
   rowPtr: Int32Array;
   colIdx: Int32Array;
   values: ArrayOf[D];
@@ -55,7 +68,7 @@ function indices(value: unknown, what: string): Int32Array {
  * by `dispose()` once the multiplies in flight that use it settle (`using a = ...` disposes at
  * scope end).
  */
-export class BsrMatrix<D extends DType = DType> implements Disposable {
+export class BsrMatrix<D extends DType | Fp8DType = DType> implements Disposable {
   /** @internal */
   readonly native: NativeBsrMatrix;
 
@@ -63,16 +76,20 @@ export class BsrMatrix<D extends DType = DType> implements Disposable {
     this.native = handle;
   }
 
-  /** From CSR-of-blocks arrays (the scipy / torch sparse_bsr convention). */
+  /**
+   * From CSR-of-blocks arrays (the scipy / torch sparse_bsr convention); an fp8 dtype takes its
+   * `scales` (Fp8BsrArrays).
+   */
+  static fromBsr<D extends Fp8DType>(init: Fp8BsrArrays & { dtype: D }): BsrMatrix<D>;
   static fromBsr(init: BsrArrays & { values: Float32Array; dtype?: "f32" }): BsrMatrix<"f32">;
   static fromBsr(init: BsrArrays & { values: Float64Array; dtype?: "f64" }): BsrMatrix<"f64">;
   static fromBsr<D extends DType>(init: BsrArrays & { values: ArrayOf[D]; dtype: D }): BsrMatrix<D>;
   static fromBsr(init: BsrArrays): BsrMatrix;
-  static fromBsr(init: BsrArrays): BsrMatrix {
+  static fromBsr(init: BsrArrays | Fp8BsrArrays): BsrMatrix<DType | Fp8DType> {
     const rows = checkSize(init.rows, "rows");
     const cols = checkSize(init.cols, "cols");
     const [bh, bw] = checkBlockSize(init.blockSize);
-    const dtype = resolveDType(init.values, init.dtype, "values");
+    const dtype = isFp8(init.dtype) ? init.dtype : resolveDType(init.values, init.dtype, "values");
     const values = checkArray(init.values, dtype, "values");
     const rowPtr = indices(init.rowPtr, "rowPtr");
     const colIdx = indices(init.colIdx, "colIdx");
@@ -83,11 +100,19 @@ export class BsrMatrix<D extends DType = DType> implements Disposable {
       throw invalid(`values has ${values.length} elements, ${colIdx.length} blocks of ${bh}x${bw} need ${colIdx.length * bh * bw}`);
     }
     const device = checkDevice(init.device);
-    return new BsrMatrix(
-      call(() =>
-        native.NativeBsrMatrix.fromBsr(rows, cols, bh, bw, rowPtr, colIdx, bytes(values), dtype, device, init.sortIndices === true),
-      ),
-    );
+    const sort = init.sortIndices === true;
+    if (isFp8(dtype)) {
+      const scales = checkMatrixScales((init as Partial<Fp8BsrArrays>).scales, dtype);
+      return new BsrMatrix(
+        call(() =>
+          native.NativeBsrMatrix.fromBsrScaled(rows, cols, bh, bw, rowPtr, colIdx, bytes(values), dtype, scales.kind, scales.values, device, sort),
+        ),
+      );
+    }
+    if ((init as { scales?: unknown }).scales !== undefined) {
+      throw invalid(`scales are for an fp8 dtype ("float8_e4m3" / "float8_e5m2"); values are ${dtype}`);
+    }
+    return new BsrMatrix(call(() => native.NativeBsrMatrix.fromBsr(rows, cols, bh, bw, rowPtr, colIdx, bytes(values), dtype, device, sort)));
   }
 
   /** Keeps every block of a dense matrix that holds a non-zero (NaN counts as non-zero). */
@@ -154,6 +179,12 @@ export class BsrMatrix<D extends DType = DType> implements Disposable {
   export(): BsrParts<D> {
     const parts = call(() => this.native.export());
     return { rowPtr: parts.rowPtr, colIdx: parts.colIdx, values: toPublic(parts.values, this.dtype) };
+  }
+
+  /** An fp8 matrix's scales, copied out (another dtype's matrix has none: INVALID_ARGUMENT). */
+  scales(): { kind: ScaleKind; values: Float32Array } {
+    const s = call(() => this.native.scales());
+    return { kind: s.kind as ScaleKind, values: s.values };
   }
 
   /**

@@ -6,6 +6,27 @@
 
 namespace bsrmm_python {
 
+namespace {
+
+// The C ABI's matrix descriptor from the arrays' addresses and the enum values as Python ints.
+bsrmm_bsr_desc bsr_desc(int64_t rows, int64_t cols, int32_t block_height, int32_t block_width, int64_t nnzb,
+                        Address row_ptr, Address col_idx, int index_type, Address values, int dtype,
+                        bsrmm_device device) {
+  return bsrmm_bsr_desc{rows,
+                        cols,
+                        block_height,
+                        block_width,
+                        nnzb,
+                        to_pointer(row_ptr),
+                        to_pointer(col_idx),
+                        static_cast<bsrmm_index_type>(index_type),
+                        to_pointer(values),
+                        static_cast<bsrmm_dtype>(dtype),
+                        device};
+}
+
+}  // namespace
+
 void bind_matrix(py::module_& m) {
   using bsrmm::Context;
   using bsrmm::Matrix;
@@ -32,18 +53,9 @@ void bind_matrix(py::module_& m) {
           [](Context& ctx, int64_t rows, int64_t cols, int32_t block_height, int32_t block_width,
              int64_t nnzb, Address row_ptr, Address col_idx, int index_type, Address values,
              int dtype, int device_type, int device_ordinal, unsigned flags) {
-            const bsrmm_bsr_desc desc{rows,
-                                      cols,
-                                      block_height,
-                                      block_width,
-                                      nnzb,
-                                      to_pointer(row_ptr),
-                                      to_pointer(col_idx),
-                                      static_cast<bsrmm_index_type>(index_type),
-                                      to_pointer(values),
-                                      static_cast<bsrmm_dtype>(dtype),
-                                      bsrmm_device{static_cast<bsrmm_device_type>(device_type),
-                                                   device_ordinal}};
+            const bsrmm_bsr_desc desc =
+                bsr_desc(rows, cols, block_height, block_width, nnzb, row_ptr, col_idx, index_type, values,
+                         dtype, bsrmm_device{static_cast<bsrmm_device_type>(device_type), device_ordinal});
             return Matrix(ctx, desc, flags);
           },
           py::arg("ctx"), py::arg("rows"), py::arg("cols"), py::arg("block_height"),
@@ -57,17 +69,9 @@ void bind_matrix(py::module_& m) {
           [](Context& ctx, int64_t rows, int64_t cols, int32_t block_height, int32_t block_width,
              int64_t nnzb, Address row_ptr, Address col_idx, int index_type, Address values,
              int dtype, unsigned flags, Address scales, int scale_kind, int64_t scale_count) {
-            const bsrmm_bsr_desc desc{rows,
-                                      cols,
-                                      block_height,
-                                      block_width,
-                                      nnzb,
-                                      to_pointer(row_ptr),
-                                      to_pointer(col_idx),
-                                      static_cast<bsrmm_index_type>(index_type),
-                                      to_pointer(values),
-                                      static_cast<bsrmm_dtype>(dtype),
-                                      bsrmm_device{BSRMM_DEVICE_CPU, 0}};
+            const bsrmm_bsr_desc desc = bsr_desc(rows, cols, block_height, block_width, nnzb, row_ptr,
+                                                 col_idx, index_type, values, dtype,
+                                                 bsrmm_device{BSRMM_DEVICE_CPU, 0});
             bsrmm_scales given = bsrmm_scales_default();
             given.kind = static_cast<bsrmm_scale_kind>(scale_kind);
             given.data = static_cast<const float*>(to_pointer(scales));

@@ -172,6 +172,27 @@ def test_torch_float8_b():
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
 
 
+def test_torch_float8_e5m2_b_is_read_in_place():
+    """A torch float8_e5m2 CPU tensor is B without a copy (its bytes viewed as ml_dtypes'
+    type), with per-column scales, into a bfloat16 out, against float64 of the dequantised
+    operands."""
+    torch = pytest.importorskip("torch")
+    from bsrmm import _fp8
+
+    rng = np.random.default_rng(23)
+    A = bsrmm.BsrMatrix.from_dense(_sparse_dense(rng, 8, 12, (4, 4), 0.6), 4, dtype="float8_e4m3")
+    b = torch.randn(12, 5, dtype=torch.float64)
+    scales = (b.abs().amax(dim=0) / 57344.0).to(torch.float32)
+    b8 = (b / scales.to(torch.float64)).to(torch.float8_e5m2)
+    assert np.shares_memory(_fp8.host_array(b8, "B"), b8.view(torch.uint8).numpy())
+    out = np.full((8, 5), np.nan, dtype=ml_dtypes.bfloat16)
+    bsrmm.matmul(A, b8, b_scales=scales.numpy(), out=out)
+    ref = A.to_dense().astype(np.float64) @ (b8.to(torch.float64).numpy() * scales.numpy().astype(np.float64))
+    magnitude = np.abs(A.to_dense().astype(np.float64)) @ np.abs(b8.to(torch.float64).numpy() * scales.numpy())
+    bound = 2.0**-8 * np.abs(ref) + 14 * 2.0**-24 * magnitude
+    assert np.all(np.abs(out.astype(np.float64) - ref) <= bound)
+
+
 @pytest.fixture()
 def fp8_case():
     rng = np.random.default_rng(17)

@@ -117,8 +117,9 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
 std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& args) {
   // Where the heuristic prefers cpu_rowwise_simd it is the only variant (it ran 1.2-4x the
   // blocked one there and was never more than 5% behind, while timing both on a loaded machine
-  // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46); elsewhere the
-  // blocked variant, and rowwise after it where it can run at N > 1.
+  // picked the blocked one by noise, 25% slower: docs/perf-log.md entry 46; so did taller
+  // blocks in bands at N 2-64, entry 53); elsewhere the blocked variant, and rowwise after it
+  // where it can run at N > 1.
   std::vector<const char*> variants;
   if (fp8_operands(args)) {
     // The one fp8 variant: only its thread count is left to measure.

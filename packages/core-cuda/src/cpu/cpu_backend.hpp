@@ -7,9 +7,10 @@
 //                         micro-kernel (AVX2+FMA chosen at run time),
 //                         block rows split across the pool by work. Accumulates in f32 for
 //                         f32/f16/bf16 and in f64 for f64.
-//   cpu_rowwise_simd      tiny blocks (at most 8 high), any N: each block's columns scale B's
-//                         rows (read in place) into C's rows in masked AVX-512 vectors, a CSR
-//                         SpMM for blocks (rowwise.hpp); AVX-512 only.
+//   cpu_rowwise_simd      small blocks (at most 8 high, or a multiple of 8 in 8-row bands), any
+//                         N: each block's columns scale B's rows (read in place) into C's rows
+//                         in masked AVX-512 vectors, a CSR SpMM for blocks (rowwise.hpp);
+//                         AVX-512 only.
 //   cpu_dense_blas        one BLAS GEMM (loaded at run time, blas_library.hpp) over the plan's
 //                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
@@ -57,7 +58,7 @@ void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Bu
                     const KernelSet& kernels);
 
 // cpu_rowwise_simd (rowwise.cpp): why it cannot run ("" when it can), whether the heuristic
-// takes it over cpu_blocked_simd, and the multiply.
+// takes it over cpu_blocked_simd (then it is the tuner's only variant), and the multiply.
 std::string rowwise_refusal(const MatmulArgs& args);
 bool rowwise_preferred(const MatmulArgs& args);
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);

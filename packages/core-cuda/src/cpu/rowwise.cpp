@@ -97,8 +97,9 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
 std::string rowwise_refusal(const MatmulArgs& args) {
   if (rowwise_kernels() == nullptr)
     return "it needs AVX-512 (F, VL, BW, DQ), which this CPU lacks or BSRMM_CPU_ISA=avx2 turned off";
-  if (args.a.block_height > rowwise_max_height)
-    return "it takes blocks at most 8 high; this matrix has " + std::to_string(args.a.block_height);
+  if (args.a.block_height > rowwise_max_height && args.a.block_height % rowwise_band_height != 0)
+    return "it takes blocks at most 8 high or a multiple of 8 high; this matrix has " +
+           std::to_string(args.a.block_height);
   return "";
 }
 
@@ -107,6 +108,13 @@ bool rowwise_preferred(const MatmulArgs& args) {
   // N = 1: the blocked variant's matrix-vector loop streams A without masks (2x faster).
   const int64_t n = args.c.cols;
   if (n == 1) return false;
+  // Taller blocks in 8-row bands at N up to 64 (one core, every tall cell of the coverage suite:
+  // 16x16 f64 N 32 2.75 vs 4.44 ms blocked, 16x16 f64 N 64 1.52 vs 2.33, 64x64 f64 N 16 2.17 vs
+  // 3.96, 128x128 f64 N 16 1.96 vs 2.82, 32x32 f64 N 4 0.21 vs 0.27, 16x64 f32 N 16 0.28 vs
+  // 0.39); timing both on the loaded 2-core machine picked blocked by noise in 3 of 11 cells.
+  // At N = 128 the two are within 10% either way (the shapes suite): both timed, blocked first.
+  // docs/perf-log.md entry 53.
+  if (args.a.block_height > rowwise_max_height) return n <= 64;
   // Blocks up to 8 wide at N up to 128 (one core, 1x1-8x8, N 2-128, stencils and uniform
   // patterns: 1.2-4x the blocked variant, never more than 5% behind it; docs/perf-log.md entry
   // 46), and beyond where each block column serves few block rows (B has little reuse to pack

@@ -1,4 +1,5 @@
-// cpu_rowwise_simd's kernels: a CSR-style SpMM for tiny blocks (1x1 to 8 high) and any N, B read
+// cpu_rowwise_simd's kernels: a CSR-style SpMM for small blocks (1x1 to 8 high whole, taller ones
+// a multiple of 8 high in 8-row bands) and any N, B read
 // in place (rowwise_kernel.hpp). AVX-512 only: its masked loads and stores are what let N = 2 or
 // N = 20 run without padding B or C to whole vectors; where the CPU lacks AVX-512 the variant
 // declines and cpu_blocked_simd runs.
@@ -10,8 +11,10 @@
 
 namespace bsrmm::cpu {
 
-// The tallest block the kernels take (any width).
+// The tallest block the kernels take whole (any width); taller blocks run in bands of
+// rowwise_band_height rows, so their height must be a multiple of it.
 constexpr int32_t rowwise_max_height = 8;
+constexpr int32_t rowwise_band_height = 8;
 
 struct RowwiseProblem {
   int32_t block_height;

@@ -22,6 +22,7 @@
 #include <utility>
 
 #define BSRMM_ROWWISE_INLINE inline __attribute__((always_inline))
+#define BSRMM_ROWWISE_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace bsrmm::cpu {
 namespace {  // NOLINT: per-TU code, see above
@@ -117,17 +118,26 @@ void store_any(const T* tile, int rows, int64_t stride, int64_t count, const Row
 // (2x2 power-law f64 N = 256 in 32-column chunks: 1.9x MKL BSR's time; entry 46).
 constexpr int max_vectors(int bh) { return std::min(8, 24 / bh); }
 
+// BW for a width known only at run time but a multiple of 8: the k loop runs in unrolled steps
+// of 8 (a 64-wide block's band with a plain run-time loop ran ~1.5x slower than as 8x8 blocks).
+constexpr int width_multiple_of_8 = -8;
+
 // One block row's columns [j0, j0 + NV vectors) (the last vector masked to `last`): BH rows x
 // NV vectors of accumulators. BW = 0: the width is only known at run time. One chain of FMAs per
 // accumulator is enough: rows are independent and the core overlaps them (2-4 copies of the
 // accumulators taking alternate blocks ran 5-25% slower at 1x1, N = 16; entry 46).
-template <typename T, int BH, int BW, int NV>
-BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int64_t j0,
+// Banded: the blocks are p.block_height high (taller than BH, a multiple of it) and this chunk
+// computes their BH rows from `band_row` on (16x16 f64 N = 64 as two 8-row bands: 1.5x the
+// blocked kernel; entry 53). Otherwise band_row is 0 and the blocks are BH high.
+template <typename T, int BH, int BW, int NV, bool Banded = false>
+BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int32_t band_row, int64_t j0,
                                 typename Zmm<T>::mask last, bool fast_store) {
   using Z = Zmm<T>;
   using vec = typename Z::vec;
   const int32_t bw = BW > 0 ? BW : p.block_width;
-  const int64_t block = int64_t{BH} * bw;
+  constexpr int k_step = BW > 0 ? BW : BW == width_multiple_of_8 ? 8 : 1;
+  const int32_t height = Banded ? p.block_height : BH;
+  const int64_t block = int64_t{height} * bw;
   const T* values = static_cast<const T*>(p.a_values);
   const T* b = static_cast<const T*>(p.b) + j0;
   const int64_t ldb = p.b_ld;
@@ -137,27 +147,59 @@ BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int64_t j0,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[i][v] = Z::zero();
 
-#pragma GCC unroll 4
-  for (int32_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
-    const T* a = values + int64_t{q} * block;
+  // Block q of the row: each of its columns k scales B's row col * bw + k into the accumulators.
+  const auto one_block = [&](int32_t q) BSRMM_ROWWISE_INLINE_LAMBDA {
+    const T* a = values + int64_t{q} * block + int64_t{band_row} * bw;
     const T* rows_of_b = b + int64_t{p.col_idx[q]} * bw * ldb;
-#pragma GCC unroll 8
-    for (int32_t k = 0; k < bw; ++k) {
-      const T* b_row = rows_of_b + k * ldb;
+    // Column k of the block from A's column `a_k` (rows bw apart) and B's row `b_row`.
+    const auto column = [&](const T* a_k, const T* b_row) BSRMM_ROWWISE_INLINE_LAMBDA {
       vec bv[NV];
 #pragma GCC unroll 8
       for (int v = 0; v < NV - 1; ++v) bv[v] = Z::load(b_row + v * Z::lanes);
       bv[NV - 1] = Z::load(last, b_row + (NV - 1) * Z::lanes);
 #pragma GCC unroll 8
       for (int i = 0; i < BH; ++i) {
-        const vec s = Z::set1(a[i * bw + k]);
+        const vec s = Z::set1(a_k[i * bw]);
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[i][v] = Z::fma(s, bv[v], acc[i][v]);
       }
+    };
+    if constexpr (k_step == 1) {
+#pragma GCC unroll 8
+      for (int32_t k = 0; k < bw; ++k) column(a + k, rows_of_b + k * ldb);
+    } else {
+      // Steps of k_step columns, each unrolled whole (a loop over the width with the unroll
+      // inside it was fused by GCC into one run-time loop entered through a jump table).
+      // Banded, the next block's band (BH rows, contiguous) is prefetched a step's share at a
+      // time: bands read A in pieces far apart (a 64x64 f64 block's band: 4 KiB every 32 KiB),
+      // which the hardware prefetcher does not follow (entry 53).
+      constexpr int step_bytes = BH * k_step * int{sizeof(T)};
+      const char* next = Banded && q + 1 < p.row_ptr[r + 1]
+                             ? reinterpret_cast<const char*>(a + block)
+                             : nullptr;
+      const T* a_k = a;
+      const T* b_k = rows_of_b;
+      for (int32_t k0 = 0; k0 < bw; k0 += k_step, a_k += k_step, b_k += k_step * ldb) {
+        if (next != nullptr) {
+#pragma GCC unroll 16
+          for (int at = 0; at < step_bytes; at += 64)
+            _mm_prefetch(next + int64_t{k0} * BH * int{sizeof(T)} + at, _MM_HINT_T0);
+        }
+#pragma GCC unroll 16
+        for (int kk = 0; kk < k_step; ++kk) column(a_k + kk, b_k + kk * ldb);
+      }
     }
+  };
+  if constexpr (Banded) {
+    // A band's block is already 8 columns or more of unrolled steps: unrolling blocks too
+    // would only grow the loop past the micro-op cache.
+    for (int32_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) one_block(q);
+  } else {
+#pragma GCC unroll 4
+    for (int32_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) one_block(q);
   }
 
-  const int64_t row0 = r * BH;
+  const int64_t row0 = r * height + band_row;
   if (fast_store) {
     // C row-major in the compute type, no bias, no activation: alpha (and beta) in registers.
     T* c = static_cast<T*>(p.c.data);
@@ -191,10 +233,13 @@ BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int64_t j0,
 // Rows [row_begin, row_end) when N fits one chunk (NV vectors, the last masked to `last`): the
 // chunk's shape is decided once, not per row (at N = 2 with 3 blocks a row, that choice was a
 // visible part of a row's time).
-template <typename T, int BH, int BW, int NV>
+template <typename T, int BH, int BW, int NV, bool Banded>
 void rows_one_chunk(const RowwiseProblem& p, int64_t row_begin, int64_t row_end,
                     typename Zmm<T>::mask last, bool fast_store) {
-  for (int64_t r = row_begin; r < row_end; ++r) chunk<T, BH, BW, NV>(p, r, 0, last, fast_store);
+  const int32_t height = Banded ? p.block_height : BH;
+  for (int64_t r = row_begin; r < row_end; ++r)
+    for (int32_t band = 0; band < height; band += BH)
+      chunk<T, BH, BW, NV, Banded>(p, r, band, 0, last, fast_store);
 }
 
 // Calls run(std::integral_constant<int, nv>) for a run-time nv in [NV, NVmax].
@@ -206,7 +251,7 @@ BSRMM_ROWWISE_INLINE void with_vectors(int nv, Run&& run) {
   run(std::integral_constant<int, NV>{});
 }
 
-template <typename T, int BH, int BW>
+template <typename T, int BH, int BW, bool Banded = false>
 void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
   using Z = Zmm<T>;
   using mask = typename Z::mask;
@@ -222,17 +267,34 @@ void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
   const mask last = Z::first(tail - int64_t{tail_vectors - 1} * Z::lanes);
   if (n <= width) {
     with_vectors<1, NVmax>(tail_vectors, [&](auto nv) {
-      rows_one_chunk<T, BH, BW, decltype(nv)::value>(p, row_begin, row_end, last, fast_store);
+      rows_one_chunk<T, BH, BW, decltype(nv)::value, Banded>(p, row_begin, row_end, last, fast_store);
     });
     return;
   }
   const int64_t tail_begin = n - tail;
+  const int32_t height = Banded ? p.block_height : BH;
+  // Bands inside chunks: a block row's B rows under one chunk serve every band while cached.
   for (int64_t r = row_begin; r < row_end; ++r) {
-    for (int64_t j0 = 0; j0 < tail_begin; j0 += width) chunk<T, BH, BW, NVmax>(p, r, j0, Z::first(Z::lanes), fast_store);
+    for (int64_t j0 = 0; j0 < tail_begin; j0 += width)
+      for (int32_t band = 0; band < height; band += BH)
+        chunk<T, BH, BW, NVmax, Banded>(p, r, band, j0, Z::first(Z::lanes), fast_store);
     with_vectors<1, NVmax>(tail_vectors, [&](auto nv) {
-      chunk<T, BH, BW, decltype(nv)::value>(p, r, tail_begin, last, fast_store);
+      for (int32_t band = 0; band < height; band += BH)
+        chunk<T, BH, BW, decltype(nv)::value, Banded>(p, r, band, tail_begin, last, fast_store);
     });
   }
+}
+
+// Blocks taller than rowwise_max_height (a multiple of rowwise_band_height high): bands of that
+// many rows; widths 8 and 16 unrolled whole, other multiples of 8 in steps of 8, the rest at run
+// time.
+template <typename T>
+void rows_tall(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
+  constexpr int band = rowwise_band_height;
+  if (p.block_width == 8) return rows_shaped<T, band, 8, true>(p, row_begin, row_end);
+  if (p.block_width == 16) return rows_shaped<T, band, 16, true>(p, row_begin, row_end);
+  if (p.block_width % 8 == 0) return rows_shaped<T, band, width_multiple_of_8, true>(p, row_begin, row_end);
+  rows_shaped<T, band, 0, true>(p, row_begin, row_end);
 }
 
 template <typename T, int BH>
@@ -255,7 +317,7 @@ void rows_any(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
     case 6: return rows_height<T, 6>(p, row_begin, row_end);
     case 7: return rows_height<T, 7>(p, row_begin, row_end);
     case 8: return rows_height<T, 8>(p, row_begin, row_end);
-    default: break;  // the caller checks rowwise_max_height
+    default: return rows_tall<T>(p, row_begin, row_end);  // the caller checked the height
   }
 }
 

@@ -1,6 +1,7 @@
 // cpu_blocked_simd's kernels for each instruction set this machine runs (AVX-512 where present,
 // AVX2 / baseline always), called directly on the same operands: odd block shapes (3x5, 5x3,
-// 6x6, 7x9), tiny and wide N (1, 3, 16, 47, 130: partial vectors and strips), every dtype,
+// 6x6, 7x9; 8x32, 3x48, 4x64: whole vectors wide at N = 1), tiny and wide N (1, 3, 16, 47, 130:
+// partial vectors and strips), every dtype,
 // beta != 0 and a NaN-poisoned C with beta 0, bias and activations, against float64; and banded
 // tiny-block matrices whose B is read in place (the tiny tile).
 #include "../../src/device/buffer.hpp"
@@ -31,7 +32,8 @@ std::vector<const cpu::KernelSet*> kernel_sets() {
 TEST(BlockedIsa, EveryKernelSetMatchesFloat64) {
   const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
   const std::pair<int32_t, int32_t> shapes[] = {{3, 5}, {5, 3}, {3, 3}, {6, 6}, {7, 9}, {1, 4}, {2, 2}, {4, 4},
-                                                {8, 4}, {4, 8}, {16, 2}, {8, 8}, {16, 16}, {24, 8}};
+                                                {8, 4}, {4, 8}, {16, 2}, {8, 8}, {16, 16}, {24, 8},
+                                                {8, 32}, {3, 48}, {4, 64}};
   detail::ThreadPool pool(2);
   detail::Buffer workspace;
   int checked = 0;

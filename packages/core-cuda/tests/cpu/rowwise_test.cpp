@@ -3,7 +3,8 @@
 // too), N from 1 to 130 (partial vectors, one chunk and several), every dtype, B and C in both
 // layouts with ld above the minimum, beta != 0 with bias and an activation, empty block rows;
 // one thread and the pool; products small enough to run on the calling thread and large enough
-// to split. It declines blocks over 8 high, and CPUs without AVX-512 (skipped there).
+// to split. Taller blocks, a multiple of 8 high, run in 8-row bands (any width); other heights
+// over 8 and CPUs without AVX-512 (skipped there) are declined.
 #include "../../src/common/error.hpp"
 #include "../../src/common/thread_pool.hpp"
 #include "../../src/cpu/rowwise.hpp"
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bsrmm::test {
@@ -98,24 +100,62 @@ TEST(Rowwise, SplitAcrossThePool) {
       for (int64_t n : {2, 16, 40, 130}) check_product(shape, n, dtype, seed++, pool, workspace);
 }
 
-TEST(Rowwise, DeclinesTallBlocks) {
+// Blocks taller than 8 run in 8-row bands: widths 8 and 16 unrolled, 24 and 64 in steps of 8, 5
+// and 12 at run time; one band per chunk and several chunks (N 130), one thread and the pool.
+TEST(Rowwise, TallBlocksRunInBands) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  detail::Buffer workspace;
+  uint64_t seed = 700;
+  const Case shapes[] = {{16, 16, 5, 7, 0.4}, {16, 8, 4, 9, 0.4}, {24, 64, 3, 3, 0.6},
+                         {16, 5, 4, 11, 0.4}, {32, 12, 3, 5, 0.5}, {16, 64, 3, 2, 0.7}};
+  for (int32_t threads : {1, 2}) {
+    detail::ThreadPool pool(threads);
+    for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64})
+      for (const Case& shape : shapes)
+        for (int64_t n : {1, 2, 17, 32, 64, 130}) check_product(shape, n, dtype, seed++, pool, workspace);
+  }
+  detail::ThreadPool pool(2);
+  for (int64_t n : {16, 64}) check_product({16, 16, 300, 300, 0.05}, n, BSRMM_DTYPE_F64, seed++, pool, workspace);
+}
+
+// The heuristic takes rowwise in bands at N 2-64 only (blocked at N = 1 and above 64).
+TEST(Rowwise, TallBlocksAreTheHeuristicsPickFromN2To64) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  Random rng(31);
+  for (auto [bh, bw] : {std::pair<int32_t, int32_t>{16, 16}, {32, 8}, {12, 12}, {8, 8}})
+    for (int64_t n : {1, 2, 64, 65, 128}) {
+      HostBsr a = random_bsr(rng, 3, 3, bh, bw, 0.5, BSRMM_DTYPE_F32);
+      HostDense b(a.cols, n, BSRMM_DTYPE_F32);
+      b.fill(1.0);
+      HostDense c(a.rows, n, BSRMM_DTYPE_F32);
+      CpuOperands operands(a, b, c);
+      const bool banded = bh > 8 && bh % 8 == 0;
+      const std::string what = std::to_string(bh) + "x" + std::to_string(bw) + " N " + std::to_string(n);
+      if (bh > 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), banded && n >= 2 && n <= 64) << what;
+      if (bh == 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), n >= 2) << what;
+    }
+}
+
+TEST(Rowwise, DeclinesTallBlocksNotInBands) {
   if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
   Random rng(9);
-  HostBsr a = random_bsr(rng, 3, 3, 9, 2, 0.5, BSRMM_DTYPE_F32);
-  HostDense b(a.cols, 4, BSRMM_DTYPE_F32);
-  b.fill(1.0);
-  HostDense c(a.rows, 4, BSRMM_DTYPE_F32);
-  CpuOperands operands(a, b, c);
-  detail::ThreadPool pool(1);
-  detail::Buffer workspace;
-  EXPECT_FALSE(cpu::rowwise_refusal(operands.args).empty());
-  EXPECT_FALSE(cpu::rowwise_preferred(operands.args));
-  try {
-    cpu::matmul_rowwise(operands.args, pool, workspace);
-    ADD_FAILURE() << "9-high blocks ran";
-  } catch (const detail::Error& error) {
-    EXPECT_EQ(error.status(), BSRMM_STATUS_UNSUPPORTED);
-    EXPECT_NE(std::string(error.what()).find("at most 8 high"), std::string::npos) << error.what();
+  for (int32_t height : {9, 12, 20}) {
+    HostBsr a = random_bsr(rng, 3, 3, height, 2, 0.5, BSRMM_DTYPE_F32);
+    HostDense b(a.cols, 4, BSRMM_DTYPE_F32);
+    b.fill(1.0);
+    HostDense c(a.rows, 4, BSRMM_DTYPE_F32);
+    CpuOperands operands(a, b, c);
+    detail::ThreadPool pool(1);
+    detail::Buffer workspace;
+    EXPECT_FALSE(cpu::rowwise_refusal(operands.args).empty());
+    EXPECT_FALSE(cpu::rowwise_preferred(operands.args));
+    try {
+      cpu::matmul_rowwise(operands.args, pool, workspace);
+      ADD_FAILURE() << height << "-high blocks ran";
+    } catch (const detail::Error& error) {
+      EXPECT_EQ(error.status(), BSRMM_STATUS_UNSUPPORTED);
+      EXPECT_NE(std::string(error.what()).find("a multiple of 8 high"), std::string::npos) << error.what();
+    }
   }
 }
 

@@ -232,23 +232,14 @@ TEST_P(NarrowPacked, LongRowsAndTransposeMatchFloat64) {
   }
 }
 
-// Untuned, tiny blocks at N <= 4 go to the packed kernel in f32/f64, at N <= 2 in 16-bit dtypes;
-// a 16-bit N = 4 and a 16 x 16 block keep the lanes-along-K kernel.
 // The packed kernel lost every case swept on the H100 (perf-log entry 49): the untuned pick for
 // tiny blocks at small N stays the lanes-along-K kernel; the packed one runs only when tuned or forced.
 TEST(NarrowPackedHeuristic, TinyBlocksAtSmallNKeepTheWarpRowsKernel) {
   BSRMM_REQUIRE_GPU();
-  Problem problem;
-  problem.block_rows = 40;
-  problem.block_cols = 40;
-  problem.density = 0.1;
   for (bsrmm_dtype dtype : {BSRMM_DTYPE_F64, BSRMM_DTYPE_F32, BSRMM_DTYPE_BF16}) {
     for (const Shape& shape : std::vector<Shape>{{3, 3}, {4, 4}, {8, 8}}) {
       for (int64_t n : {1, 2, 4}) {
-        problem.dtype = dtype;
-        problem.block_height = shape.height;
-        problem.block_width = shape.width;
-        problem.n = n;
+        const Problem problem = shaped_problem(dtype, 40, 40, shape.height, shape.width, n, 0.1);
         SCOPED_TRACE(problem.describe());
         const std::string ran = run_and_check(problem).variant;
         if (HasFatalFailure()) return;
@@ -270,22 +261,9 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowPacked,
 // large N); a large N with tensor-core blocks does not.
 TEST(NarrowHeuristic, PicksNarrowForSmallNAndTinyBlocks) {
   BSRMM_REQUIRE_GPU();
-  Problem small_n;
-  small_n.block_height = 64;
-  small_n.block_width = 64;
-  small_n.block_rows = 4;
-  small_n.block_cols = 8;
-  small_n.density = 0.25;
-  small_n.n = 1;
+  const Problem small_n = shaped_problem(BSRMM_DTYPE_F16, 4, 8, 64, 64, 1, 0.25);
   EXPECT_EQ(run_and_check(small_n).variant.rfind("narrow_", 0), 0u);
-  Problem tiny = small_n;
-  tiny.dtype = BSRMM_DTYPE_F64;
-  tiny.block_height = 4;
-  tiny.block_width = 4;
-  tiny.block_rows = 64;
-  tiny.block_cols = 64;
-  tiny.density = 0.1;
-  tiny.n = 200;
+  const Problem tiny = shaped_problem(BSRMM_DTYPE_F64, 64, 64, 4, 4, 200, 0.1);
   EXPECT_EQ(run_and_check(tiny).variant, "narrow_f64_simt_nlanes");
   Problem wide = small_n;
   wide.n = 256;

@@ -290,7 +290,16 @@ TEST(FaultsInAFreshProcess, TuningWithoutMemory) {
   const std::string tune_message = bsrmm_last_error();
   set_address_space_limit(-1);
   ASSERT_EQ(tuned_multiply, BSRMM_STATUS_SUCCESS) << "a multiply that tunes but cannot measure: " << message;
-  EXPECT_EQ(ran, "cpu_blocked_simd") << "the heuristic's pick ran";
+  {
+    // The untuned pick (rowwise in bands with AVX-512, else blocked), asked now the limit is off.
+    Context untuned;
+    untuned.set_tuning_mode(BSRMM_TUNING_OFF);
+    const Matrix same = matrix_of(untuned, host);
+    HostDense scratch(host.rows, n, BSRMM_DTYPE_F32);
+    bsrmm_dense sd = scratch.desc();
+    ASSERT_EQ(bsrmm_matmul(untuned.get(), same.get(), &bd, &sd, nullptr), BSRMM_STATUS_SUCCESS) << bsrmm_last_error();
+    EXPECT_EQ(ran, untuned.last_variant()) << "the heuristic's pick ran";
+  }
   EXPECT_EQ(tune, BSRMM_STATUS_OUT_OF_MEMORY) << "bsrmm_tune measured: the limit left room to measure";
   std::printf("[ fault    ] as expected: %s\n", tune_message.c_str());
 

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use bsrmm::{Activation, BsrMatrix, DenseMut, DenseRef, Device, DeviceBuffer, Layout, MatmulOptions, Op};
-use napi::bindgen_prelude::{AsyncTask, Uint8Array};
+use bsrmm::{Activation, BsrMatrix, DType, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout, MatmulOptions, Op, ScaleKind};
+use napi::bindgen_prelude::{AsyncTask, Float32Array, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 
@@ -32,22 +32,52 @@ pub struct NativeMatmulOptions {
     pub bias: Option<Uint8Array>,
     /// "none", "relu", "gelu" or "silu".
     pub activation: String,
+    /// An fp8 A's B: "float8_e4m3" or "float8_e5m2" (default: A's dtype).
+    pub b_dtype: Option<String>,
+    /// An fp8 B's scales ("per-tensor": one, "per-column": B.cols) and their kind.
+    pub b_scales: Option<Float32Array>,
+    pub b_scale_kind: Option<String>,
+    /// An fp8 multiply's C (and bias) dtype: "f32" (default), "f16" or "bf16".
+    pub out_dtype: Option<String>,
 }
 
 /// One multiply, with its operands copied into Rust memory.
 pub struct MatmulTask {
     a: Arc<AnyMatrix>,
-    b: Vec<u8>,
-    b_rows: usize,
-    b_cols: usize,
-    b_layout: Layout,
-    out_layout: Layout,
+    pub(super) b: Vec<u8>,
+    pub(super) b_rows: usize,
+    pub(super) b_cols: usize,
+    pub(super) b_layout: Layout,
+    pub(super) out_layout: Layout,
     c: Option<Vec<u8>>,
-    bias: Option<Vec<u8>>,
-    op: Op,
+    pub(super) bias: Option<Vec<u8>>,
+    pub(super) op: Op,
     alpha: f64,
     beta: f64,
     activation: Activation,
+    pub(super) fp8: Fp8Operands,
+}
+
+/// What only an fp8 multiply reads: B's dtype and scales, C's dtype.
+pub(super) struct Fp8Operands {
+    pub b_dtype: Option<DType>,
+    pub b_scales: Option<(ScaleKind, Vec<f32>)>,
+    pub out_dtype: Option<DType>,
+}
+
+impl Fp8Operands {
+    fn parse(options: &NativeMatmulOptions) -> napi::Result<Self> {
+        let b_dtype = options.b_dtype.as_deref().map(|d| dtype::parse_fp8("bDtype", d)).transpose()?;
+        let b_scales = match (&options.b_scales, &options.b_scale_kind) {
+            (Some(values), kind) => {
+                let kind = crate::fp8::parse_scale_kind(kind.as_deref().unwrap_or("per-tensor"))?;
+                Some((kind, values.to_vec()))
+            }
+            (None, _) => None,
+        };
+        let out_dtype = options.out_dtype.as_deref().map(dtype::parse).transpose()?;
+        Ok(Fp8Operands { b_dtype, b_scales, out_dtype })
+    }
 }
 
 pub(crate) fn parse_activation(name: &str) -> napi::Result<Activation> {
@@ -62,6 +92,7 @@ pub(crate) fn parse_activation(name: &str) -> napi::Result<Activation> {
 
 impl MatmulTask {
     fn new(a: &NativeBsrMatrix, b: &[u8], b_rows: i64, b_cols: i64, options: NativeMatmulOptions) -> napi::Result<Self> {
+        let fp8 = Fp8Operands::parse(&options)?;
         Ok(MatmulTask {
             a: a.matrix()?,
             b: dtype::copy_bytes("B", b)?,
@@ -75,30 +106,45 @@ impl MatmulTask {
             alpha: options.alpha,
             beta: options.beta,
             activation: parse_activation(&options.activation)?,
+            fp8,
         })
     }
 
     fn run(&self) -> napi::Result<HostArray> {
-        with_matrix!(&*self.a, |a| self.run_typed(a))
+        match &*self.a {
+            AnyMatrix::F8E4M3(a) => self.run_fp8(a),
+            AnyMatrix::F8E5M2(a) => self.run_fp8(a),
+            other => with_matrix!(other, |a| self.run_typed(a)),
+        }
+    }
+
+    /// The existing C (beta != 0), or a NaN-filled one: with beta = 0 the core writes every
+    /// element, and NaN makes a missed one visible instead of a plausible zero. A result too
+    /// large to allocate is OUT_OF_MEMORY.
+    pub(super) fn initial_c<T: Element>(&self, m: usize) -> napi::Result<Vec<T>> {
+        let what = format!("the result C ({m}x{})", self.b_cols);
+        match &self.c {
+            Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c),
+            _ => {
+                let len = m.checked_mul(self.b_cols).ok_or_else(|| {
+                    to_napi(bsrmm::Error::new(bsrmm::Status::OutOfMemory, format!("{what}: more elements than usize holds")))
+                })?;
+                bsrmm::try_filled(len, T::from_f64(f64::NAN), &what).napi()
+            }
+        }
+    }
+
+    /// The epilogue and op, as every multiply takes them.
+    pub(super) fn options<'a, T: Element>(&self) -> MatmulOptions<'a, T> {
+        MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation)
     }
 
     fn run_typed<T: JsElement>(&self, a: &BsrMatrix<T>) -> napi::Result<HostArray> {
         let b = dtype::to_vec::<T>("b", &self.b)?;
         let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
-        // With beta = 0 the core writes every element of C; NaN makes a missed one visible
-        // instead of a plausible zero. A result too large to allocate is OUT_OF_MEMORY.
-        let what = format!("the result C ({m}x{})", self.b_cols);
-        let mut c = match &self.c {
-            Some(c) if self.beta != 0.0 => dtype::to_vec::<T>("c", c)?,
-            _ => {
-                let len = m.checked_mul(self.b_cols).ok_or_else(|| {
-                    to_napi(bsrmm::Error::new(bsrmm::Status::OutOfMemory, format!("{what}: more elements than usize holds")))
-                })?;
-                bsrmm::try_filled(len, T::from_f64(f64::NAN), &what).napi()?
-            }
-        };
-        let options = MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation);
+        let mut c = self.initial_c::<T>(m)?;
+        let options = self.options::<T>();
         let (k, n) = (self.b_rows, self.b_cols);
         let device = a.device();
         let ctx = device::context(device)?;

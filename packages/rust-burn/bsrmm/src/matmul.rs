@@ -200,7 +200,7 @@ fn multiply<A: Element, B: Element, C: Element>(
         }
     };
     // Scales from the options themselves, not a copy: a per-tensor scale's address is inside them.
-    let b_scales = options.b_scales.as_ref().map(Scales::to_c).transpose()?;
+    let b_scales = options.b_scales.as_ref().map(Scales::as_c).transpose()?;
     let native = bsrmm_sys::ffi::MatmulOptions {
         op_a: options.op as i32,
         alpha: options.alpha,

@@ -190,7 +190,7 @@ impl<T: Element> BsrMatrix<T> {
         options: CreateOptions,
     ) -> Result<Self> {
         let desc = host_desc(rows, cols, block_shape, row_ptr, col_idx, values)?;
-        let c_scales = scales.to_c()?;
+        let c_scales = scales.as_c()?;
         // SAFETY: as from_bsr; the scales point at `scales.len()` f32 borrowed for the call (or
         // memory its unsafe constructor's caller vouched for), which the core copies.
         let handle =

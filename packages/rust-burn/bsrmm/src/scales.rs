@@ -112,7 +112,7 @@ impl<'a> Scales<'a> {
     }
 
     /// The C descriptor, pointing into `self` (so valid while `self` is borrowed).
-    pub(crate) fn to_c(&self) -> Result<bsrmm_sys::ffi::Scales> {
+    pub(crate) fn as_c(&self) -> Result<bsrmm_sys::ffi::Scales> {
         let (data, device) = match &self.source {
             Source::One(value) => (value as *const f32, Device::Cpu),
             Source::Host(s) => (s.as_ptr(), Device::Cpu),

@@ -8,8 +8,8 @@
 mod common;
 
 use bsrmm::{
-    bf16, f16, matmul_into, sddmm_into, Activation, BsrMatrix, Context, DenseMut, DenseRef, Device, DeviceBuffer, Element,
-    Layout, MatmulOptions, Op, SddmmOptions,
+    bf16, f16, matmul_fp8_into, matmul_into, sddmm_into, Activation, BsrMatrix, Context, DenseMut, DenseRef, Device,
+    DeviceBuffer, Element, Fp8Element, Layout, MatmulOptions, Op, ScaleKind, Scales, SddmmOptions, F8E4M3, F8E5M2,
 };
 use common::{check, reference, sddmm_reference, RandomBsr, Rng};
 
@@ -344,6 +344,78 @@ fn gpu_errors_name_the_argument() {
     let err = DeviceBuffer::<f32>::new(Device::Cuda(4096), 16).unwrap_err();
     assert!(matches!(err.code(), "BSRMM_STATUS_NO_DEVICE" | "BSRMM_STATUS_CUDA_ERROR"), "{err}");
     assert!(Context::new(Device::Cuda(4096)).is_err());
+}
+
+/// An fp8 A (copied to the GPU with its scales) times an fp8 B on the device, B's per-column
+/// scales in device memory (where the core reads them), C of `C` poisoned with NaN, against
+/// float64 of the dequantised operands (the generic kernel accumulates in f32).
+fn gpu_fp8_case<A: Fp8Element, B: Fp8Element, C: Element>(gpu: &Context, seed: u64, a_kind: ScaleKind, b_kind: ScaleKind) {
+    let what = format!("GPU {:?} x {:?} -> {:?}, A {a_kind:?}, B {b_kind:?}", A::DTYPE, B::DTYPE, C::DTYPE);
+    let mut rng = Rng::new(seed);
+    let qa = common::fp8::quantise_a::<A>(&mut rng, a_kind);
+    let (m, k, n) = (qa.bsr.rows, qa.bsr.cols, 6);
+    let qb = common::fp8::quantise_b::<B>(&mut rng, k, n, b_kind);
+    let cpu = Context::cpu().unwrap();
+    let host = BsrMatrix::from_bsr_scaled(&cpu, m, k, qa.bsr.block, &qa.bsr.row_ptr, &qa.bsr.col_idx, &qa.bsr.values,
+        common::fp8::scales_of(a_kind, &qa.scales), Default::default()).unwrap();
+    let a = host.copy_to(gpu).unwrap();
+    assert_eq!(a.scales().unwrap(), (a_kind, qa.scales.clone()), "{what}: the GPU copy keeps A's scales");
+    let device = Device::Cuda(0);
+    let d_b = DeviceBuffer::from_host(device, &qb.values).unwrap();
+    let d_scales = DeviceBuffer::from_host(device, &qb.scales).unwrap();
+    let mut d_c = DeviceBuffer::from_host(device, &vec![C::from_f64(f64::NAN); m * n]).unwrap();
+    let scales_ptr = d_scales.view(qb.scales.len(), 1, qb.scales.len(), Layout::ColMajor).unwrap().as_ptr();
+    // SAFETY: d_scales holds the scales on cuda:0 until after the synchronize below.
+    let scales = unsafe { Scales::from_raw_parts(b_kind, scales_ptr, qb.scales.len(), device) };
+    let options = MatmulOptions::<C>::new().b_scales(scales);
+    matmul_fp8_into(gpu, &a, d_b.view(k, n, n, Layout::RowMajor).unwrap(), d_c.view_mut(m, n, m, Layout::ColMajor).unwrap(), &options)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    gpu.synchronize().unwrap();
+    let c = d_c.to_vec().unwrap();
+    let want = reference(&qa.dequantised, m, k, false, |p, j| qb.dequantised[p * n + j], n, 1.0, 0.0, |_, _| 0.0, None, Activation::None);
+    let u_out = match C::DTYPE {
+        bsrmm::DType::F32 => 2f64.powi(-24),
+        _ => 2f64.powi(-8),
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let (got, e) = (c[j * m + i].to_f64(), i * n + j);
+            let bound = u_out * want.values[e].abs() + (k + 2) as f64 * 2f64.powi(-24) * want.magnitude[e];
+            assert!((got - want.values[e]).abs() <= bound, "{what}: C[{i}][{j}] = {got}, reference {} (bound {bound})", want.values[e]);
+        }
+    }
+}
+
+#[test]
+fn gpu_fp8_matches_the_dequantised_reference() {
+    let Some(gpu) = gpu_or_skip("gpu_fp8_matches_the_dequantised_reference") else { return };
+    for (i, a_kind) in [ScaleKind::PerBlock, ScaleKind::PerBlockRow, ScaleKind::PerTensor].into_iter().enumerate() {
+        for (j, b_kind) in [ScaleKind::PerColumn, ScaleKind::PerTensor].into_iter().enumerate() {
+            let seed = 40 + 10 * i as u64 + j as u64;
+            gpu_fp8_case::<F8E4M3, F8E4M3, f32>(&gpu, seed, a_kind, b_kind);
+            gpu_fp8_case::<F8E4M3, F8E5M2, bf16>(&gpu, seed + 100, a_kind, b_kind);
+        }
+    }
+}
+
+#[test]
+fn gpu_fp8_refuses_host_per_column_scales() {
+    let Some(gpu) = gpu_or_skip("gpu_fp8_refuses_host_per_column_scales") else { return };
+    let cpu = Context::cpu().unwrap();
+    let values = vec![F8E4M3::from_f64(1.0); 8];
+    let a = BsrMatrix::from_bsr_scaled(&cpu, 4, 4, (2, 2), &[0i32, 1, 2], &[0, 1], &values, Scales::per_tensor(1.0), Default::default())
+        .unwrap()
+        .copy_to(&gpu)
+        .unwrap();
+    let d_b = DeviceBuffer::from_host(Device::Cuda(0), &[F8E4M3::from_f64(1.0); 12]).unwrap();
+    let mut d_c = DeviceBuffer::from_host(Device::Cuda(0), &[7.0f32; 12]).unwrap();
+    let host_scales = [1.0f32; 3];
+    let err = matmul_fp8_into(&gpu, &a, d_b.view(4, 3, 3, Layout::RowMajor).unwrap(), d_c.view_mut(4, 3, 3, Layout::RowMajor).unwrap(),
+        &MatmulOptions::new().b_scales(Scales::per_column(&host_scales)))
+    .expect_err("per-column scales in host memory on a GPU");
+    assert_eq!(err.code(), "BSRMM_STATUS_UNSUPPORTED", "{err}");
+    gpu.synchronize().unwrap();
+    assert_eq!(d_c.to_vec().unwrap(), vec![7.0; 12], "C untouched");
 }
 
 #[test]

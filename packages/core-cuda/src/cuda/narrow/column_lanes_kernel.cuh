@@ -13,6 +13,7 @@
 
 #include "../kernel_parts/element.cuh"
 #include "../kernel_parts/epilogue_math.hpp"
+#include "narrow_operands.cuh"
 
 #include <cstdint>
 
@@ -21,27 +22,10 @@ namespace bsrmm::cuda::narrow {
 constexpr int kColumnLanesWarps = 8;
 constexpr int kColumnLanesMaxRows = 8;
 
+// block_height <= Rows.
 template <typename T>
-struct ColumnLanesParams {
-  const int32_t* row_ptr;
-  const int32_t* col_idx;
-  const T* values;
-  const int32_t* row_order;  // longest block rows first (plan); may be null
-  int32_t block_height;      // <= Rows
-  int32_t block_width;
-  int64_t block_row_count;
-  const T* b;
-  int64_t b_row_step;  // elements between B[k][n] and B[k + 1][n]
-  int64_t b_col_step;  // elements between B[k][n] and B[k][n + 1]
-  T* c;
-  int64_t ldc;
-  bool c_col_major;
-  int64_t n;
+struct ColumnLanesParams : NarrowOperands<T> {
   int32_t column_chunks;  // ceil(n / (32 * PerLane))
-  double alpha;
-  double beta;
-  const T* bias;
-  bsrmm_activation activation;
 };
 
 template <typename T, int Rows, int PerLane>

@@ -14,6 +14,7 @@
 
 #include "../kernel_parts/element.cuh"
 #include "../kernel_parts/epilogue_math.hpp"
+#include "narrow_operands.cuh"
 #include "warp_shape.hpp"
 
 #include <cstdint>
@@ -38,29 +39,11 @@ enum class BReads : int32_t {
 };
 
 template <typename T>
-struct NarrowParams {
-  const int32_t* row_ptr;
-  const int32_t* col_idx;
-  const T* values;
-  const int32_t* row_order;  // longest block rows first (plan); may be null
-  int32_t block_height;
-  int32_t block_width;
-  int64_t block_row_count;
+struct NarrowParams : NarrowOperands<T> {
   WarpShape shape;
-  const T* b;
-  int64_t b_row_step;  // elements between B[k][n] and B[k + 1][n]
-  int64_t b_col_step;  // elements between B[k][n] and B[k][n + 1]
   BReads b_reads;
-  T* c;
-  int64_t ldc;
-  bool c_col_major;
-  int64_t n;
   int32_t column_chunks;  // ceil(n / Cols)
   int32_t split;          // warps sharing one row slice's steps: 1, 2, 4 or 8
-  double alpha;
-  double beta;
-  const T* bias;
-  bsrmm_activation activation;
 };
 
 // `Count` consecutive elements at `from` (aligned to their size) in as few loads as possible.

@@ -47,28 +47,11 @@ constexpr int kPackedElementsInFlight = 16 / Cols;
 template <int Rounds, int Slots, int Cols>
 constexpr int kPackedMinBlocks = Rounds == 1 && Slots * Cols < 8 ? 5 : 4;
 
+// block_height <= kPackedMaxHeight.
 template <typename T>
-struct PackedParams {
-  const int32_t* row_ptr;
-  const int32_t* col_idx;
-  const T* values;
-  const int32_t* row_order;  // longest block rows first (plan); may be null
-  int32_t block_height;      // <= kPackedMaxHeight
-  int32_t block_width;
-  int64_t block_row_count;
-  const T* b;
-  int64_t b_row_step;  // elements between B[k][n] and B[k + 1][n]
-  int64_t b_col_step;  // elements between B[k][n] and B[k][n + 1]
-  bool b_row_runs;     // B[k][n0 .. n0 + Cols) is one aligned run where the chunk is full (row-major B)
-  T* c;
-  int64_t ldc;
-  bool c_col_major;
-  int64_t n;
-  int32_t column_chunks;  // ceil(n / Cols): N above 4 reads A once per 4 columns
-  double alpha;
-  double beta;
-  const T* bias;
-  bsrmm_activation activation;
+struct PackedParams : NarrowOperands<T> {
+  bool b_row_runs;  // B[k][n0 .. n0 + Cols) is one aligned run where the chunk is full (row-major B)
+  int32_t column_chunks;     // ceil(n / Cols): N above 4 reads A once per 4 columns
   int64_t total_elems;       // nnzb * bh * bw: the end of `values` (its last chunk may be partial)
   int32_t lanes;             // PackedShape::lanes
   int32_t iteration_blocks;  // PackedShape::iteration_blocks

@@ -44,7 +44,7 @@ struct Sm90SddmmProducer {
   }
 
   __device__ __forceinline__ void load_stage(const Sm90Pass<Cfg>& pass, uint32_t bytes, int t0) {
-    sm90::mbarrier_wait(&smem.empty()[ring.stage], ring.phase ^ 1);
+    ring.wait_released(smem.empty());
     uint8_t* stage = smem.stage(ring.stage);
     uint64_t* full = &smem.full()[ring.stage];
     sm90::mbarrier_arrive_expect_tx(full, bytes);

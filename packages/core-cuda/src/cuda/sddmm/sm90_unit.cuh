@@ -6,7 +6,7 @@
 // units round robin, so CTAs running together read neighbouring blocks (the same block rows of
 // X) while L2 holds them. Every unit is T deep, so a grid whose last wave holds a few units of
 // kBlocks waits a whole unit on them (3 waves for 267 pairs on 132 SMs: 1.5x the time of 264,
-// docs/perf-log.md entry 53); the host (sm90_variants.cu, split_units) makes the head every
+// docs/perf-log.md entry 54); the host (sm90_variants.cu, split_units) makes the head every
 // full wave and spreads the last wave's blocks evenly, tail_blocks = ceil(those / grid).
 // A unit runs as passes: a pass is the unit's blocks of one block row (a run of consecutive
 // stored blocks), T deep, so a stage holds one X slice, read by every block of the pass. A unit

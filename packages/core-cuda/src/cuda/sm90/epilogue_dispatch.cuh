@@ -13,9 +13,9 @@ namespace bsrmm::cuda::sm90 {
 template <bsrmm_activation A>
 using ActivationConstant = std::integral_constant<bsrmm_activation, A>;
 
-template <bool Accumulate, typename Body>
-__device__ __forceinline__ void with_activation(bsrmm_activation activation, Body& body) {
-  const std::bool_constant<Accumulate> accumulate;
+// `accumulate` is std::true_type or std::false_type: a named constant, not a positional bool.
+template <typename Accumulate, typename Body>
+__device__ __forceinline__ void with_activation(bsrmm_activation activation, Accumulate accumulate, Body& body) {
   switch (activation) {
     case BSRMM_ACTIVATION_RELU: body(ActivationConstant<BSRMM_ACTIVATION_RELU>{}, accumulate); break;
     case BSRMM_ACTIVATION_GELU: body(ActivationConstant<BSRMM_ACTIVATION_GELU>{}, accumulate); break;
@@ -29,9 +29,9 @@ template <typename Body>
 __device__ __forceinline__ void with_epilogue_constants(bsrmm_activation activation, float beta,
                                                         Body&& body) {
   if (beta != 0.0f)
-    with_activation<true>(activation, body);
+    with_activation(activation, std::true_type{}, body);
   else
-    with_activation<false>(activation, body);
+    with_activation(activation, std::false_type{}, body);
 }
 
 }  // namespace bsrmm::cuda::sm90

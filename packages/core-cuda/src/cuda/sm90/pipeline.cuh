@@ -2,6 +2,8 @@
 // of stages, so each keeps its own copy and advances it once per stage.
 #pragma once
 
+#include "mbarrier.cuh"
+
 #include <cstdint>
 
 namespace bsrmm::cuda::sm90 {
@@ -16,6 +18,11 @@ struct RingPosition {
       stage = 0;
       phase ^= 1;
     }
+  }
+  // The producer's wait before refilling this stage: until the consumers have released it, that
+  // is, the empty barrier's phase of the previous lap (on the first lap it passes at once).
+  __device__ __forceinline__ void wait_released(uint64_t* empty) const {
+    mbarrier_wait(&empty[stage], phase ^ 1);
   }
   // Past `count` stages that another consumer takes.
   __device__ void skip(int count) {

@@ -58,7 +58,7 @@ struct RowTileProducer {
 
   // One stage: K slice `slice` of blocks first .. first + blocks - 1 of the row.
   __device__ __forceinline__ void load_stage(int first, int blocks, int slice, int n0) {
-    mbarrier_wait(&smem.empty()[ring.stage], ring.phase ^ 1);
+    ring.wait_released(smem.empty());
     uint8_t* stage = smem.stage(ring.stage);
     mbarrier_arrive_expect_tx(&smem.full()[ring.stage], Config::kStageBytes);
 #pragma unroll

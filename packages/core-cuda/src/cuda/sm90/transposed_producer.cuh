@@ -33,7 +33,7 @@ struct TransposedProducer {
   __device__ __forceinline__ void fill_stage(int column, int part, uint32_t rows, int q, int n_tile) {
     uint64_t* full = smem.full();
     uint32_t* dirty = smem.dirty();
-    mbarrier_wait(&smem.empty()[ring.stage], ring.phase ^ 1);
+    ring.wait_released(smem.empty());
     uint8_t* stage = smem.stage(ring.stage);
     // By unit, rows of an active unit without a block here are read by its wgmma: the slots
     // that still hold an older column's block get a box entirely outside A, which TMA fills

@@ -2,6 +2,8 @@
 //! the SDDMM.
 #![allow(dead_code)]
 
+pub mod fp8;
+
 use bsrmm::{Activation, Element, Layout};
 
 /// SplitMix64: small, seeded, the same sequence everywhere.
