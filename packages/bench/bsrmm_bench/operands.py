@@ -199,14 +199,19 @@ def reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray
 
 
 def sparse_reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.ndarray:
-    """float64 op(A)[rows] @ B with op(A)'s rows kept sparse (scipy CSR, float64 sums). Without a
-    transpose only the block rows that hold `rows` are expanded (a 2^20-row stencil has ~10^8
-    stored values; the check needs a few thousand rows of them)."""
+    """float64 op(A)[rows] @ B with op(A)'s rows kept sparse (scipy CSR, float64 sums)."""
+    sub, local = sparse_op_a_rows(ops, rows, set_index)
+    return np.asarray(sub @ ops.sets[set_index].b.astype(np.float64))[local]
+
+
+def sparse_op_a_rows(ops: Operands, rows: np.ndarray, set_index: int = 0):
+    """(sub, local): a float64 scipy CSR matrix holding op(A)'s `rows` among its own, and where
+    each of them is in it (op(A)[rows] = sub[local]). Without a transpose only the block rows
+    that hold `rows` are expanded (a 2^20-row stencil has ~10^8 stored values; the check needs a
+    few thousand rows of them)."""
     case, pattern = ops.case, ops.pattern
-    b = ops.sets[set_index].b.astype(np.float64)
     if case.transpose_a:
-        a = ops.scipy_a(set_index, np.float64)
-        return np.asarray(a.T.tocsr()[rows] @ b)
+        return ops.scipy_a(set_index, np.float64).T.tocsr()[rows], np.arange(rows.size)
     bh = case.block[0]
     block_rows = np.unique(rows // bh)
     starts, ends = pattern.indptr[block_rows], pattern.indptr[block_rows + 1]
@@ -214,8 +219,7 @@ def sparse_reference(ops: Operands, rows: np.ndarray, set_index: int = 0) -> np.
     indptr = np.concatenate([[0], np.cumsum(ends - starts)])
     data = ops.sets[set_index].data[picked].astype(np.float64)
     sub = sp.bsr_array((data, pattern.indices[picked], indptr), shape=(block_rows.size * bh, case.k)).tocsr()
-    local = np.searchsorted(block_rows, rows // bh) * bh + rows % bh
-    return np.asarray(sub @ b)[local]
+    return sub, np.searchsorted(block_rows, rows // bh) * bh + rows % bh
 
 
 def relative_error(out_rows: np.ndarray, ref_rows: np.ndarray) -> float:

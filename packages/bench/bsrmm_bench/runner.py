@@ -162,7 +162,7 @@ def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto"
         "reference": {
             "rows_checked": int(rows.size),
             "rows_total": case.m,
-            "method": ("float64 op(A) @ B on the GPU (cuBLAS DGEMM)" if backend.device == "cuda" else "float64 op(A) @ B on the host (numpy BLAS)")
+            "method": ("float64 op(A) @ B on the GPU (cuBLAS DGEMM; cuSPARSE SpMM where op(A)'s rows as dense float64 pass 256 MiB)" if backend.device == "cuda" else "float64 op(A) @ B on the host (numpy BLAS; scipy CSR where op(A)'s rows as dense float64 pass 256 MiB)")
             + ("" if rows.size == case.m else "; rows sampled: whole block rows incl. first, last, longest, shortest, then evenly spaced")
             + "; every output element also checked for NaN/Inf (outputs are NaN-poisoned before the checked run)",
             "tolerance": case.tolerance,

@@ -121,3 +121,24 @@ def test_sparse_reference_matches_the_dense_one(transpose_a):
     rows = np.array([0, 1, 17, 40, 41, 95])
     dense = ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
     np.testing.assert_allclose(operands.sparse_reference(ops, rows), dense, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_gpu_backend_sparse_reference_matches_the_dense_one(transpose_a, monkeypatch):
+    """CudaBackend.reference past DENSE_ROWS_BYTES_LIMIT (a torch sparse CSR float64 product),
+    run here on torch's CPU device: the same rows as the dense float64 product."""
+    torch = pytest.importorskip("torch")
+    from bsrmm_bench.backends import CudaBackend
+
+    case = cases.make_case(cases._merge(cases._DEFAULTS, {
+        "m": 96, "k": 64, "n": 5, "block": [8, 16] if not transpose_a else [16, 8], "dtype": "float32",
+        "transpose_a": transpose_a, "pattern": {"kind": "power_law", "alpha": 1, "density": 0.3}}))
+    ops = operands.build(case)
+    rows = np.array([0, 1, 17, 40, 41, 95])
+    dense = ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
+    backend = CudaBackend.__new__(CudaBackend)
+    backend.torch, backend.dev = torch, torch.device("cpu")
+    monkeypatch.setattr(operands, "DENSE_ROWS_BYTES_LIMIT", 8)
+    got = backend.reference(ops, rows)
+    assert got.dtype == torch.float64
+    np.testing.assert_allclose(got.numpy(), dense, rtol=1e-12, atol=1e-12)

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -375,7 +376,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The verdict the rules give.
   Verdict v;
   if (!null_options) {
-    if (options.struct_size < sizeof(bsrmm_matmul_options)) v.invalid = true;
+    // Below sizeof, only the size of the struct before b_scales was appended (an older
+    // caller's) is valid.
+    const bool older_size = options.struct_size == offsetof(bsrmm_matmul_options, b_scales);
+    if (options.struct_size < sizeof(bsrmm_matmul_options) && !older_size) v.invalid = true;
     if (enum_value(options.op_a) < 0 || enum_value(options.op_a) > 1) v.invalid = true;
     if (enum_value(options.activation) < 0 || enum_value(options.activation) > 3) v.invalid = true;
   }
