@@ -230,3 +230,49 @@ def test_a_step_copies_no_operand(monkeypatch):
 @needs_sddmm
 def test_a_cuda_step_copies_no_operand(monkeypatch):
     _step_without_copies("cuda", monkeypatch)
+
+
+@needs_sddmm
+@pytest.mark.parametrize("activation", ["gelu", "silu"])
+def test_training_step_multiplies_three_times_and_inference_fuses_the_activation(activation):
+    """With autograd recording, gelu / silu run as torch's ops after the multiply, so a fwd + bwd
+    is three products (y, dX, the SDDMM dW), not a fourth recomputing z for the activation's
+    backward; without it (inference) the activation stays in the multiply's epilogue. Both
+    against float64 of the dense-masked layer."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.namespace == "bsrmm":
+                self.seen.append((func._opname, args[4] if func._opname == "bsr_mm" else None))
+            return func(*args, **(kwargs or {}))
+
+    layer = BsrLinear.from_linear(_linear(64, 48, 12, torch.float64), 16, density=0.5, activation=activation)
+    act = {"gelu": lambda z: torch.nn.functional.gelu(z, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[activation]
+    x = torch.randn(9, 64, dtype=torch.float64)
+    dy = torch.randn(9, 48, dtype=torch.float64)
+    x_ours, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    dense = layer.to_dense().detach().requires_grad_(True)
+    bias = layer.bias.detach().clone().requires_grad_(True)
+    want = act(x_ref @ dense.T + bias)
+    want.backward(dy)
+    with Calls() as calls:
+        got = layer(x_ours)
+        got.backward(dy)
+    assert sorted(calls.seen) == [("bsr_mm", "none"), ("bsr_mm", "none"), ("sampled_mm", None)]
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x_ours.grad, x_ref.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(layer.bias.grad, bias.grad, rtol=1e-12, atol=1e-12)
+    as_dense = copy.deepcopy(layer)
+    with torch.no_grad():
+        as_dense.values.copy_(layer.values.grad)
+    stored = layer.to_dense() != 0
+    torch.testing.assert_close(as_dense.to_dense(), dense.grad * stored, rtol=1e-12, atol=1e-12)
+    with torch.no_grad(), Calls() as calls:
+        torch.testing.assert_close(layer(x), want.detach(), rtol=1e-12, atol=1e-12)
+    assert calls.seen == [("bsr_mm", activation)]

@@ -10,6 +10,7 @@ import weakref
 from typing import Any, Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from . import _ops, _patterns
@@ -161,10 +162,26 @@ class BsrLinear(nn.Module):
         if x.shape[-1] != self.in_features:
             raise ValueError(f"x has {x.shape[-1]} features; this layer takes {self.in_features}")
         tokens = x.reshape(-1, self.in_features)
-        y: torch.Tensor = _ops.bsr_mm(
-            self.values, self._pattern_key, tokens, self.bias, self.activation, False
-        )
+        unfused = self._activation_unfused(x)
+        activation = "none" if unfused else self.activation
+        y: torch.Tensor = _ops.bsr_mm(self.values, self._pattern_key, tokens, self.bias, activation, False)
+        if unfused:
+            y = F.gelu(y, approximate="tanh") if self.activation == "gelu" else F.silu(y)
         return y.reshape(*x.shape[:-1], self.out_features)
+
+    def _activation_unfused(self, x: torch.Tensor) -> bool:
+        """Whether gelu / silu runs as torch's own op after the multiply instead of in its
+        epilogue: when autograd records the step. Their backward needs z, the multiply's output
+        before the activation; fused, the op keeps only y and recomputes z with a second
+        multiply in the backward (a fifth product per MLP step, and silu's derivative in four
+        elementwise ops): an MLP fwd + bwd took 3.51 ms (H100, 4096 -> 14336 -> 4096, 8192
+        tokens, block 128, d 0.25; STK 3.89), docs/perf-log.md entry 55. Unfused, autograd
+        keeps z and runs torch's fused activation backward, as it does for STK and nn.Linear.
+        Inference (no grad) keeps the fused epilogue, which saves the activation's pass."""
+        if self.activation not in ("gelu", "silu") or not torch.is_grad_enabled():
+            return False
+        bias_grad = self.bias is not None and self.bias.requires_grad
+        return self.values.requires_grad or x.requires_grad or bias_grad
 
     def to_dense(self) -> torch.Tensor:
         """W as a dense (out_features x in_features) tensor, zeros outside the stored blocks
