@@ -1,5 +1,5 @@
-// The Hopper SDDMM's compile-time shape: Sm90SddmmConfig<T, BlockH, BlockW, XColMajor, YColMajor>
-// and what follows from it (blocks per unit, who owns what, stage bytes, ring depth).
+// The Hopper SDDMM's compile-time shape, named by options as the sm90 matmul families' are
+// (../sm90/tile_options.cuh): Sm90SddmmConfig<T, Block<128, 64>, XColMajor>, and what follows from it (blocks per unit, who owns what, stage bytes, ring depth).
 //
 // A unit of work is kBlocks consecutive stored blocks, as many as make a tile 256 wide for
 // blocks 128 high (2 of 128 x 128, 4 of 128 x 64) and 512 wide for blocks 64 high (4 of 64 x 128,
@@ -19,29 +19,55 @@
 // consumer's share is at most 256 columns: one m64n256 wgmma per k16 step at most.
 #pragma once
 
+#include "../sm90/tile_options.cuh"
+
 namespace bsrmm::cuda::sddmm_kernels {
 
-template <typename T_, int BlockH, int BlockW, bool XColMajor_, bool YColMajor_>
+struct Sm90SddmmShape {
+  int block_height = 0;
+  int block_width = 0;
+  sm90::Layout x_layout = sm90::Layout::RowMajor;
+  sm90::Layout y_layout = sm90::Layout::RowMajor;
+};
+
+// X column-major (a weight gradient's dY^T): its slices arrive M-contiguous (MN-major for wgmma).
+struct XColMajor {
+  template <typename Shape>
+  static constexpr void apply(Shape& shape) {
+    shape.x_layout = sm90::Layout::ColMajor;
+  }
+};
+
+// Y column-major: its slices arrive T-contiguous (K-major for wgmma).
+struct YColMajor {
+  template <typename Shape>
+  static constexpr void apply(Shape& shape) {
+    shape.y_layout = sm90::Layout::ColMajor;
+  }
+};
+
+template <typename T_, typename... Options>
 struct Sm90SddmmConfig {
   using T = T_;
-  static constexpr int kBlockH = BlockH;
-  static constexpr int kBlockW = BlockW;
-  static constexpr bool kXColMajor = XColMajor_;
-  static constexpr bool kYColMajor = YColMajor_;
-  static_assert(BlockH == 64 || BlockH == 128, "blocks 64 or 128 high");
-  static_assert(BlockW == 64 || BlockW == 128, "blocks 64 or 128 wide");
+  static constexpr Sm90SddmmShape kShape = sm90::shape_of<Sm90SddmmShape, Options...>();
+  static constexpr int kBlockH = kShape.block_height;
+  static constexpr int kBlockW = kShape.block_width;
+  static constexpr bool kXColMajor = kShape.x_layout == sm90::Layout::ColMajor;
+  static constexpr bool kYColMajor = kShape.y_layout == sm90::Layout::ColMajor;
+  static_assert(kBlockH == 64 || kBlockH == 128, "blocks 64 or 128 high");
+  static_assert(kBlockW == 64 || kBlockW == 128, "blocks 64 or 128 wide");
 
-  static constexpr bool kSplitRows = BlockH == 128;  // else the consumers split the blocks
+  static constexpr bool kSplitRows = kBlockH == 128;  // else the consumers split the blocks
   static constexpr int kTileW = kSplitRows ? 256 : 512;
-  static constexpr int kBlocks = kTileW / BlockW;  // per unit
+  static constexpr int kBlocks = kTileW / kBlockW;  // per unit
   static constexpr int kConsumerBlocks = kSplitRows ? kBlocks : kBlocks / 2;  // at most, per pass
-  static constexpr int kConsumerCols = kConsumerBlocks * BlockW;  // 256
+  static constexpr int kConsumerCols = kConsumerBlocks * kBlockW;  // 256
   static constexpr int kAccumulators = kConsumerCols / 2;  // floats a thread, the m64n256 layout
 
   static constexpr int kStageT = 64;
   static constexpr int kBoxBytes = 64 * 64 * 2;  // one 64 x 64 TMA box, 128B-swizzled
-  static constexpr int kXSliceBytes = BlockH * kStageT * 2;
-  static constexpr int kYSliceBytes = BlockW * kStageT * 2;
+  static constexpr int kXSliceBytes = kBlockH * kStageT * 2;
+  static constexpr int kYSliceBytes = kBlockW * kStageT * 2;
   static constexpr int kStageBytes = kXSliceBytes + kBlocks * kYSliceBytes;
 
   static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups

@@ -23,6 +23,8 @@ namespace bsrmm::cuda {
 namespace {
 
 using sddmm_kernels::Sm90SddmmConfig;
+using sddmm_kernels::XColMajor;
+using sddmm_kernels::YColMajor;
 using sddmm_kernels::Sm90SddmmParams;
 
 template <class Cfg>
@@ -96,10 +98,11 @@ SddmmVariant sm90_sddmm_variant() {
 
 template <typename T, int BlockH, int BlockW>
 void add_shape(std::vector<SddmmVariant>& list) {
-  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, BlockH, BlockW, false, true>>());
-  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, BlockH, BlockW, false, false>>());
-  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, BlockH, BlockW, true, true>>());
-  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, BlockH, BlockW, true, false>>());
+  using Blocks = sm90::Block<BlockH, BlockW>;
+  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, Blocks, YColMajor>>());
+  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, Blocks>>());
+  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, Blocks, XColMajor, YColMajor>>());
+  list.push_back(sm90_sddmm_variant<Sm90SddmmConfig<T, Blocks, XColMajor>>());
 }
 
 template <typename T>
