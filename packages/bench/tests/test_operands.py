@@ -112,14 +112,19 @@ def test_op_bsr_arrays_given_to_gpu_peers_are_op_a(transpose):
     assert np.array_equal(rebuilt, ops.dense_op_a(0))
 
 
-@pytest.mark.parametrize("transpose_a", [False, True])
-def test_sparse_reference_matches_the_dense_one(transpose_a):
+def _sampled_rows_case(transpose_a):
+    """A power-law case, six of its rows, and their float64 product from dense op(A) rows."""
     case = cases.make_case(cases._merge(cases._DEFAULTS, {
         "m": 96, "k": 64, "n": 5, "block": [8, 16] if not transpose_a else [16, 8], "dtype": "float32",
         "transpose_a": transpose_a, "pattern": {"kind": "power_law", "alpha": 1, "density": 0.3}}))
     ops = operands.build(case)
     rows = np.array([0, 1, 17, 40, 41, 95])
-    dense = ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
+    return ops, rows, ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_sparse_reference_matches_the_dense_one(transpose_a):
+    ops, rows, dense = _sampled_rows_case(transpose_a)
     np.testing.assert_allclose(operands.sparse_reference(ops, rows), dense, rtol=1e-12, atol=1e-12)
 
 
@@ -130,12 +135,7 @@ def test_gpu_backend_sparse_reference_matches_the_dense_one(transpose_a, monkeyp
     torch = pytest.importorskip("torch")
     from bsrmm_bench.backends import CudaBackend
 
-    case = cases.make_case(cases._merge(cases._DEFAULTS, {
-        "m": 96, "k": 64, "n": 5, "block": [8, 16] if not transpose_a else [16, 8], "dtype": "float32",
-        "transpose_a": transpose_a, "pattern": {"kind": "power_law", "alpha": 1, "density": 0.3}}))
-    ops = operands.build(case)
-    rows = np.array([0, 1, 17, 40, 41, 95])
-    dense = ops.dense_op_a(0, np.float64, rows) @ ops.sets[0].b.astype(np.float64)
+    ops, rows, dense = _sampled_rows_case(transpose_a)
     backend = CudaBackend.__new__(CudaBackend)
     backend.torch, backend.dev = torch, torch.device("cpu")
     monkeypatch.setattr(operands, "DENSE_ROWS_BYTES_LIMIT", 8)
