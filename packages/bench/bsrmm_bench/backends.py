@@ -79,12 +79,6 @@ class HostBackend:
     def time(self, run, sets: int) -> dict:
         return timing.time_host(run, sets, self.budget)
 
-    # The runner times a case's contenders together, in rounds (timing.time_host_rounds).
-    interleaves = True
-
-    def time_rounds(self, runs: dict, sets: int) -> dict:
-        return timing.time_host_rounds(runs, sets, self.budget)
-
 
 class CudaBackend:
     device = "cuda"

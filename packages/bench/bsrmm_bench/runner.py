@@ -176,12 +176,9 @@ def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto"
         record["results"] = [_result(impl, "unavailable", reason=str(e)) for impl in impls]
         record["summary"] = summarize(record, ops.bytes_per_set(), backend.bandwidth()["bytes_per_s"])
         return record
-    if getattr(backend, "interleaves", False):
-        record["results"] = measure_together(impls, ops, backend, context, rows, ref, log)
-    else:
-        for impl in impls:
-            record["results"].append(measure(impl, ops, backend, context, rows, ref))
-            log("      " + result_line(record["results"][-1]))
+    for impl in impls:
+        record["results"].append(measure(impl, ops, backend, context, rows, ref))
+        log("      " + result_line(record["results"][-1]))
     record["summary"] = summarize(record, ops.bytes_per_set(), backend.bandwidth()["bytes_per_s"])
     ops.release()
     context.clear()
@@ -192,87 +189,42 @@ def run_case(case, backend, impls: list[Implementation], *, tuning: str = "auto"
 
 def measure(impl: Implementation, ops, backend, context: dict, rows, ref) -> dict:
     """Prepare (untimed), one checked run on NaN-poisoned outputs, then timing if it was right."""
-    prepared, outcome = _checked(impl, ops, backend, context, rows, ref)
-    if prepared is None:
-        return outcome
-    try:
-        try:
-            stats = backend.time(prepared.run, len(ops.sets))
-        except Exception as e:
-            return _result(impl, "failed", reason=f"timing: {type(e).__name__}: {e}", **outcome)
-        return _timed(impl, ops, prepared, outcome, stats)
-    finally:
-        _close(prepared)
-
-
-def measure_together(impls: list[Implementation], ops, backend, context: dict, rows, ref, log=print) -> list[dict]:
-    """measure() for every implementation, with the checked ones timed together in rounds
-    (backend.time_rounds) instead of one after another: each stays prepared until all are timed."""
-    checked = [(impl, *_checked(impl, ops, backend, context, rows, ref)) for impl in impls]
-    try:
-        runs = {impl.name: prepared.run for impl, prepared, _ in checked if prepared is not None}
-        stats = backend.time_rounds(runs, len(ops.sets)) if runs else {}
-        results = []
-        for impl, prepared, outcome in checked:
-            if prepared is None:
-                results.append(outcome)
-            elif isinstance(stats[impl.name], BaseException):
-                e = stats[impl.name]
-                results.append(_result(impl, "failed", reason=f"timing: {type(e).__name__}: {e}", **outcome))
-            else:
-                results.append(_timed(impl, ops, prepared, outcome, stats[impl.name]))
-            log("      " + result_line(results[-1]))
-        return results
-    finally:
-        for _, prepared, _ in checked:
-            if prepared is not None:
-                _close(prepared)
-
-
-def _checked(impl: Implementation, ops, backend, context: dict, rows, ref):
-    """(prepared, the checked run's fields) when the implementation prepared and computed the
-    case right; (None, its result) otherwise, with nothing left open."""
     case = ops.case
     try:
         prepared = impl.prepare(ops, backend, context)
     except Unavailable as e:
-        return None, _result(impl, "unavailable", reason=str(e))
+        return _result(impl, "unavailable", reason=str(e))
     except Exception as e:
-        return None, _result(impl, "failed", reason=f"prepare: {type(e).__name__}: {e}")
+        return _result(impl, "failed", reason=f"prepare: {type(e).__name__}: {e}")
     try:
-        if prepared.poison:
-            prepared.poison(0)
-        prepared.run(0)
-        backend.synchronize()
-        out = prepared.result(0)
-        if tuple(out.shape) != (case.m, case.n):
-            failure = _result(impl, "failed", reason=f"output shape {tuple(out.shape)}, expected {(case.m, case.n)}")
-        else:
+        try:
+            if prepared.poison:
+                prepared.poison(0)
+            prepared.run(0)
+            backend.synchronize()
+            out = prepared.result(0)
+            if tuple(out.shape) != (case.m, case.n):
+                return _result(impl, "failed", reason=f"output shape {tuple(out.shape)}, expected {(case.m, case.n)}")
             check = backend.check(out, rows, ref)
-            base = dict(error=check["error"], non_finite=check["non_finite"], notes=prepared.notes,
-                        variant=_safe(prepared.variant))
-            if check["non_finite"]:
-                failure = _result(impl, "wrong", reason=f"{check['non_finite']} output element(s) NaN/Inf (unwritten or not finite)", **base)
-            elif not check["error"] <= case.tolerance:
-                failure = _result(impl, "wrong", reason=f"relative error {check['error']:.3g} > tolerance {case.tolerance:g}", **base)
-            else:
-                return prepared, base
-    except Exception as e:
-        failure = _result(impl, "failed", reason=f"run: {type(e).__name__}: {e}", notes=prepared.notes)
-    _close(prepared)
-    return None, failure
-
-
-def _timed(impl: Implementation, ops, prepared, base: dict, stats: dict) -> dict:
-    fields = dict(base, variant=_safe(prepared.variant))
-    return _result(impl, "ok", time_ms=stats, tflops=ops.flops / (stats["median"] * 1e-3) / 1e12, **fields)
-
-
-def _close(prepared) -> None:
-    try:
-        prepared.close()
-    except Exception:
-        pass
+        except Exception as e:
+            return _result(impl, "failed", reason=f"run: {type(e).__name__}: {e}", notes=prepared.notes)
+        base = dict(error=check["error"], non_finite=check["non_finite"], notes=prepared.notes,
+                    variant=_safe(prepared.variant))
+        if check["non_finite"]:
+            return _result(impl, "wrong", reason=f"{check['non_finite']} output element(s) NaN/Inf (unwritten or not finite)", **base)
+        if not check["error"] <= case.tolerance:
+            return _result(impl, "wrong", reason=f"relative error {check['error']:.3g} > tolerance {case.tolerance:g}", **base)
+        try:
+            stats = backend.time(prepared.run, len(ops.sets))
+        except Exception as e:
+            return _result(impl, "failed", reason=f"timing: {type(e).__name__}: {e}", **base)
+        base["variant"] = _safe(prepared.variant)
+        return _result(impl, "ok", time_ms=stats, tflops=ops.flops / (stats["median"] * 1e-3) / 1e12, **base)
+    finally:
+        try:
+            prepared.close()
+        except Exception:
+            pass
 
 
 CASE_ID_LEGEND = (

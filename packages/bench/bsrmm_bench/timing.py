@@ -56,46 +56,6 @@ def time_host(run: Callable[[int], None], sets: int, budget: Budget = CPU_BUDGET
     return summarize(samples, "perf_counter")
 
 
-def time_host_rounds(runs: dict[str, Callable[[int], None]], sets: int, budget: Budget = CPU_BUDGET) -> dict:
-    """Host timings of a case's contenders in rounds: each round runs every contender still
-    measuring once, the order rotating round to round, so a change in the machine's load (two
-    shared cores, other work starting) falls on all of them alike instead of on whichever was
-    being timed (sequential timing flipped a different CPU coverage cell each run, perf-log 53).
-    A contender stops as time_host would (min_runs, then budget.seconds or max_runs) while the
-    others go on. Returns {name: summary}, or {name: the exception} for one whose run raised
-    (it leaves the rounds; the others go on)."""
-    names = list(runs)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    spent = dict.fromkeys(names, 0.0)
-    failed: dict[str, BaseException] = {}
-
-    def measuring(name: str) -> bool:
-        n = len(samples[name])
-        return name not in failed and n < budget.max_runs and (n < budget.min_runs or spent[name] < budget.seconds)
-
-    for i in range(budget.warmup_runs):
-        for name in names:
-            runs[name](i % sets)
-    round_index = 0
-    while any(measuring(name) for name in names):
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            if not measuring(name):
-                continue
-            t0 = time.perf_counter()
-            try:
-                runs[name](len(samples[name]) % sets)
-            except Exception as e:  # the contender leaves; the rounds go on for the others
-                failed[name] = e
-                continue
-            dt = time.perf_counter() - t0
-            samples[name].append(dt * 1e3)
-            spent[name] += dt
-        round_index += 1
-    return {name: failed[name] if name in failed else summarize(samples[name], "perf_counter, interleaved rounds")
-            for name in names}
-
-
 def time_cuda(run: Callable[[int], None], sets: int, budget: Budget = GPU_BUDGET) -> dict:
     """CUDA-event timings on torch's current stream, after warm-up; each run is bracketed by its
     own event pair, and events are read only after the last run (no sync inside the loop)."""
