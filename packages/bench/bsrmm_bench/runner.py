@@ -4,11 +4,14 @@ reference, then checks and times ours and every peer on the same operands. The r
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
+import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +45,38 @@ def cuda_status() -> str | None:
     return None
 
 
-def run_suite(
+def run_suite(suite: str, **kwargs) -> tuple[dict, Path]:
+    """Runs the suite (see _run_suite) on a tuning cache of its own, unless $BSRMM_TUNING_CACHE
+    names one: bsrmm keeps its tuned choices across processes, and a choice made while the
+    machine was busy stays (on the 2-core host the coverage suite timed bsrmm on choices of one
+    thread cached under the previous day's load: a 2x2 f32 N = 128 product 0.63 ms on 1 thread,
+    0.39 ms on 2; docs/perf-log.md entry 59), so a run starts from an empty cache and tunes what
+    it measures. The result's settings name the cache."""
+    with tuning_cache_of_run() as where:
+        doc, path = _run_suite(suite, tuning_cache=where, **kwargs)
+    return doc, path
+
+
+@contextlib.contextmanager
+def tuning_cache_of_run():
+    """Yields the tuning cache bsrmm uses for this run: the caller's $BSRMM_TUNING_CACHE, or a
+    fresh file in a temporary directory (removed afterwards, the variable restored)."""
+    given = os.environ.get(CACHE_VARIABLE)
+    if given:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="bsrmm-bench-tuning-") as folder:
+        os.environ[CACHE_VARIABLE] = str(Path(folder) / "tuning.json")
+        try:
+            yield "fresh for this run (empty at its start)"
+        finally:
+            os.environ.pop(CACHE_VARIABLE, None)
+
+
+CACHE_VARIABLE = "BSRMM_TUNING_CACHE"
+
+
+def _run_suite(
     suite: str,
     *,
     out_dir: Path,
@@ -55,6 +89,7 @@ def run_suite(
     cases_dir: Path = cases_mod.CASES_DIR,
     implementations=None,
     time_budget: float | None = None,
+    tuning_cache: str = "",
 ) -> tuple[dict, Path]:
     """Runs the suite and returns (result document, path of its JSON file).
     `implementations(device)` overrides the list [ours] + peers (tests use it). With
@@ -72,7 +107,7 @@ def run_suite(
         "devices": wanted,
         "started": started.isoformat(timespec="seconds"),
         "finished": None,
-        "settings": {"tuning": tuning, "cpu_budget": cpu_budget.__dict__, "gpu_budget": gpu_budget.__dict__,
+        "settings": {"tuning": tuning, "tuning_cache": tuning_cache, "cpu_budget": cpu_budget.__dict__, "gpu_budget": gpu_budget.__dict__,
                      "tolerance": cases_mod.TOLERANCE, "time_budget_s": time_budget},
         "environment": env.capture("cuda" if "cuda" in wanted and cuda_status() is None else "cpu"),
         "skipped": [],

@@ -140,3 +140,28 @@ def test_a_time_budget_stops_starting_cases_and_lists_the_rest(tmp_path):
     (skipped,) = doc["skipped"]
     assert len(skipped["cases"]) == 5 and "time budget of 0 s spent" in skipped["reason"]
     assert doc["finished"] and doc["settings"]["time_budget_s"] == 0.0
+
+
+def test_a_run_tunes_on_a_fresh_cache_unless_one_is_given(tmp_path, monkeypatch):
+    """bsrmm's tuned choices persist across processes; a run starts from an empty cache of its own
+    (a temporary file, gone afterwards, the variable restored) unless $BSRMM_TUNING_CACHE names one."""
+    import os
+
+    monkeypatch.delenv("BSRMM_TUNING_CACHE", raising=False)
+    seen = []
+    with runner.tuning_cache_of_run() as where:
+        seen.append(os.environ["BSRMM_TUNING_CACHE"])
+        assert where == "fresh for this run (empty at its start)"
+        assert not os.path.exists(seen[0]) and os.path.isdir(os.path.dirname(seen[0]))
+    assert "BSRMM_TUNING_CACHE" not in os.environ and not os.path.exists(os.path.dirname(seen[0]))
+
+    given = str(tmp_path / "mine.json")
+    monkeypatch.setenv("BSRMM_TUNING_CACHE", given)
+    with runner.tuning_cache_of_run() as where:
+        assert where == given and os.environ["BSRMM_TUNING_CACHE"] == given
+    assert os.environ["BSRMM_TUNING_CACHE"] == given
+
+
+def test_the_result_names_its_tuning_cache(tiny_run):
+    assert tiny_run[0]["settings"]["tuning_cache"] in ("fresh for this run (empty at its start)",
+                                                       __import__("os").environ.get("BSRMM_TUNING_CACHE"))
