@@ -45,6 +45,9 @@ def cuda_status() -> str | None:
     return None
 
 
+CACHE_VARIABLE = "BSRMM_TUNING_CACHE"
+
+
 def run_suite(suite: str, **kwargs) -> tuple[dict, Path]:
     """Runs the suite (see _run_suite) on a tuning cache of its own, unless $BSRMM_TUNING_CACHE
     names one: bsrmm keeps its tuned choices across processes, and a choice made while the
@@ -71,9 +74,6 @@ def tuning_cache_of_run():
             yield "fresh for this run (empty at its start)"
         finally:
             os.environ.pop(CACHE_VARIABLE, None)
-
-
-CACHE_VARIABLE = "BSRMM_TUNING_CACHE"
 
 
 def _run_suite(

@@ -14,7 +14,7 @@
 
 namespace bsrmm::test {
 
-// `count` rows of X from `row0` (as_rows) or columns of Y from `col0` (as columns), each as T
+// `count` rows of X from `row0` (x_rows) or columns of Y from `col0` (y_columns), each as T
 // contiguous doubles: the reference converts every element once per block row or block instead
 // of twice per multiply-add (a T = 4096 case of the GPU suite took 18 s with get() in its
 // inner loop).

@@ -175,7 +175,7 @@ class BsrLinear(nn.Module):
         before the activation; fused, the op keeps only y and recomputes z with a second
         multiply in the backward (a fifth product per MLP step, and silu's derivative in four
         elementwise ops): an MLP fwd + bwd took 3.51 ms (H100, 4096 -> 14336 -> 4096, 8192
-        tokens, block 128, d 0.25; STK 3.89), docs/perf-log.md entry 55. Unfused, autograd
+        tokens, block 128, d 0.25; STK 3.89), docs/perf-log.md entry 57. Unfused, autograd
         keeps z and runs torch's fused activation backward, as it does for STK and nn.Linear.
         Inference (no grad) keeps the fused epilogue, which saves the activation's pass."""
         if self.activation not in ("gelu", "silu") or not torch.is_grad_enabled():
