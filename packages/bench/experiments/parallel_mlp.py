@@ -64,6 +64,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--chunks", type=int, default=4, help="overlap: tokens in this many chunks")
     parser.add_argument("--margins", default="0,8,16,32",
                         help="overlap: the SMs left to NCCL, one timed row per entry (comma-separated)")
+    parser.add_argument("--cap-ctas", action="store_true",
+                        help="overlap: also one row per margin whose reduction runs in a group of its own "
+                             "with NCCL's CTAs capped at the margin (ProcessGroupNCCL.Options.config.max_ctas)")
+    parser.add_argument("--profile", metavar="ROWS", default="", help="record the kernels of two forward "
+                        "steps of these rows (comma-separated, e.g. chunks_1,chunks_4_margin_16) on the first "
+                        "and last rank, into the JSON")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--cpu", action="store_true", help=f"gloo on the CPU, the small case {CPU_CASE}")
@@ -144,8 +150,14 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     if arguments.chunks > 1:
         settings.update({f"chunks_{arguments.chunks}_margin_{margin}": (arguments.chunks, margin)
                          for margin in (int(m) for m in arguments.margins.split(","))})
-    rows = {label: RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds, overlap_chunks=chunks,
-                                                        comm_sm_margin=margin)
+    groups: Dict[str, Any] = {label: None for label in settings}
+    if arguments.cap_ctas and device.type == "cuda" and arguments.chunks > 1:
+        for label, (chunks, margin) in list(settings.items()):
+            if margin > 0:
+                settings[f"{label}_ctas_{margin}"] = (chunks, margin)
+                groups[f"{label}_ctas_{margin}"] = _capped_group(margin)
+    rows = {label: RowParallelBsrLinear.from_bsr_linear(second, groups[label], feature_bounds=bounds,
+                                                        overlap_chunks=chunks, comm_sm_margin=margin)
             for label, (chunks, margin) in settings.items()}
     torch.manual_seed(1)
     x = torch.randn(arguments.tokens, arguments.d_model, device=device, dtype=DTYPES[arguments.dtype])
@@ -176,7 +188,79 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
         step_ms = _time(lambda: row(column(xt)).float().square().sum().backward(), arguments, device)
         result[label] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms,
                          "max_relative_error": float(worst)}
+    result["per_rank"] = _per_rank(column, rows["chunks_1"], x, arguments, device)
+    profiled = [label for label in arguments.profile.split(",") if label in rows]
+    if profiled:
+        result["profile"] = {label: _profile(lambda: rows[label](column(x)), device) for label in profiled}
     return result
+
+
+def _capped_group(ctas: int) -> Any:
+    """A group of every rank whose NCCL kernels take at most ``ctas`` CTAs (so at most that many
+    SMs while a multiply holds the rest), on a high-priority stream."""
+    options = dist.ProcessGroupNCCL.Options(is_high_priority_stream=True)
+    options.config.max_ctas = ctas
+    return dist.new_group(list(range(dist.get_world_size())), backend="nccl", pg_options=options)
+
+
+def _own_ms(step: Callable[[], Any], arguments: argparse.Namespace, device: torch.device) -> float:
+    """The median over --iters of this rank's own time for ``step`` (no barrier inside)."""
+    times = []
+    for i in range(arguments.warmup + arguments.iters):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        step()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        if i >= arguments.warmup:
+            times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def _per_rank(column: ColumnParallelBsrLinear, row: RowParallelBsrLinear, x: torch.Tensor,
+              arguments: argparse.Namespace, device: torch.device) -> List[Dict[str, Any]]:
+    """Each rank's work and its own times: the column shard's multiply (gelu fused), the row
+    shard's, and the all-reduce of the row's output alone (the slowest rank's time)."""
+    with torch.no_grad():
+        hidden = column.local(x)
+        partial = row.local(hidden)
+        mine = {"rank": dist.get_rank(), "column_nnzb": column.local.nnzb, "row_nnzb": row.local.nnzb,
+                "column_ms": _own_ms(lambda: column.local(x), arguments, device),
+                "row_ms": _own_ms(lambda: row.local(hidden), arguments, device),
+                "all_reduce_ms": _time(lambda: dist.all_reduce(partial.clone()), arguments, device)}
+    everyone: List[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    return everyone
+
+
+def _profile(step: Callable[[], Any], device: torch.device) -> Dict[str, Any]:
+    """The kernels (and copies) of the second of two steps on the first and last rank: name,
+    stream, start and length in microseconds from the step's first kernel."""
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with torch.no_grad(), profile(activities=activities) as prof:
+        for _ in range(2):
+            dist.barrier()
+            step()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+        prof.export_chrome_trace(trace.name)
+        events = json.load(open(trace.name))["traceEvents"]
+    kernels = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                     key=lambda e: e["ts"])
+    half = len(kernels) // 2
+    second = kernels[half:]
+    origin = second[0]["ts"] if second else 0.0
+    mine = [[e["name"][:60], e.get("args", {}).get("stream"), round(e["ts"] - origin, 1), round(e["dur"], 1)]
+            for e in second]
+    everyone: List[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    return {"rank_0": everyone[0], f"rank_{len(everyone) - 1}": everyone[-1]}
 
 
 def _print_plans(arguments: argparse.Namespace) -> None:
@@ -215,6 +299,9 @@ def _summarize(paths: List[str]) -> None:
                 line += (f"; overlap against one chunk {run['chunks_1']['forward_ms'] / run[key]['forward_ms']:.2f}x / "
                          f"{run['chunks_1']['forward_backward_ms'] / run[key]['forward_backward_ms']:.2f}x")
             print(line)
+        for rank in run.get("per_rank", []):
+            print(f"  rank {rank['rank']}: column nnzb {rank['column_nnzb']} {rank['column_ms']:.3f} ms, row nnzb "
+                  f"{rank['row_nnzb']} {rank['row_ms']:.3f} ms, all-reduce alone {rank['all_reduce_ms']:.3f} ms")
 
 
 def main() -> None:
