@@ -111,6 +111,8 @@ Execution::Execution(bsrmm_context_s& ctx, const ContextSettings& settings,
   if (!on_host(op_a)) args_.work_lists = &op_a.plan().work_lists();
 }
 
+bool Execution::PlanDenseCopy::kept() const { return on_host(a_) || !a_.values().borrowed(); }
+
 const void* Execution::PlanDenseCopy::get(void* stream) {
   if (on_host(a_)) return a_.plan().dense_host_values(a_, cpu::dense_copy_dtype(a_.dtype()));
   return a_.plan().dense_values(a_, stream);

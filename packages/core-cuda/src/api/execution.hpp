@@ -58,6 +58,7 @@ class Execution final : public tuner::Trials {
    public:
     explicit PlanDenseCopy(const matrix::BsrMatrix& a) : a_(a) {}
     const void* get(void* stream) override;
+    bool kept() const override;
 
    private:
     const matrix::BsrMatrix& a_;

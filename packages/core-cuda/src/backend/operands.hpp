@@ -59,6 +59,12 @@ struct BsrView {
 class DenseCopy {
  public:
   virtual const void* get(void* stream) = 0;
+  // Whether the plan should keep one (get()). Not for a GPU matrix that borrows its caller's
+  // values: that is a step's matrix (torch builds one per call, the values being a parameter
+  // that changes), used once, so a kept copy would cost a device allocation, a wait and a free
+  // (a device-wide wait) on every step. The dense variant writes op(A) into stream-ordered
+  // scratch of its own for that one call instead (densify_blocks, no wait).
+  virtual bool kept() const = 0;
 
  protected:
   ~DenseCopy() = default;

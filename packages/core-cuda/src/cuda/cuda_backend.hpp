@@ -87,12 +87,13 @@ struct DeviceIdentity {
 // Read once per ordinal.
 DeviceIdentity device_identity(int ordinal);
 
-// Writes op(A) densely for the plan: `dst` (block_rows * block_height rows of block_cols *
-// block_width elements, row-major, dtype) is zeroed, then receives every block at its place.
-// Device arrays.
+// Writes op(A) densely: `dst` (block_rows * block_height rows of block_cols * block_width
+// elements, row-major, dtype) is zeroed, then receives each of the nnzb blocks at its place.
+// Device arrays; ordered on `stream`, no wait.
 void densify_blocks(const int32_t* row_ptr, const int32_t* col_idx, const void* values,
                     int64_t block_rows, int64_t block_cols, int32_t block_height,
-                    int32_t block_width, bsrmm_dtype dtype, void* dst, int device, void* stream);
+                    int32_t block_width, int64_t nnzb, bsrmm_dtype dtype, void* dst, int device,
+                    void* stream);
 
 // Writes the transposed matrix's values: dst block t = transpose(src block src_block[t]), each
 // block_height x block_width source block becoming block_width x block_height. Device arrays.

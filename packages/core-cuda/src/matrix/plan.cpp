@@ -221,7 +221,7 @@ const void* Plan::dense_values(const BsrMatrix& matrix, void* stream) {
     cuda::densify_blocks(matrix.device_row_ptr().as<const int32_t>(),
                          matrix.device_col_idx().as<const int32_t>(), matrix.values().data(),
                          shape.block_row_count, shape.block_col_count, shape.block_height,
-                         shape.block_width, matrix.dtype(), dense->data(), device.ordinal, stream);
+                         shape.block_width, shape.nnzb, matrix.dtype(), dense->data(), device.ordinal, stream);
     detail::synchronize(device, stream);
     dense_values_ = std::move(dense);
 #else

@@ -39,6 +39,7 @@ class TestDenseCopy final : public backend::DenseCopy {
     if (out_of_memory_) detail::fail(BSRMM_STATUS_OUT_OF_MEMORY, "test: no memory for the dense copy");
     return f64_.empty() ? static_cast<const void*>(f32_.data()) : f64_.data();
   }
+  bool kept() const override { return true; }
   int requests = 0;
 
  private:

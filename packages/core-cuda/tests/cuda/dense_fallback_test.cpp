@@ -2,7 +2,7 @@
 // cuBLASLt each dense_cublaslt_* variant forced by name against the float64 reference (random
 // operands, poisoned C, every element checked): square and rectangular blocks, both layouts of
 // B and C, op(A) = A^T, alpha/beta, bias and every activation, a caller's stream, a misaligned
-// B; and NaN/Inf in B under A's structural zeros, which the dense GEMM alone would spread.
+// B, borrowed values (the per-call dense copy); and NaN/Inf in B under A's structural zeros, which the dense GEMM alone would spread.
 #include "../support/host_arrays.hpp"
 #include "../support/random.hpp"
 #include "cuda/dense_fallback/cublaslt_library.hpp"
@@ -188,6 +188,26 @@ TEST_P(DenseFallback, MatchesFloat64Reference) {
   misaligned.b_ld_align = 1;
   misaligned.n = 21;
   run_and_check(misaligned);
+
+  // A step's matrix (values borrowed, as torch builds one per call): op(A) goes densely into the
+  // call's own scratch, not the plan. Rows of 16-byte multiples (copied in 16-byte pieces), then
+  // odd widths and an empty block row (element by element), with bias + GELU on the staged path.
+  Problem borrowed = base;
+  borrowed.device_arrays = true;
+  borrowed.borrow_values = true;
+  borrowed.block_rows = 7;
+  borrowed.block_cols = 5;
+  borrowed.block_height = 16;
+  borrowed.block_width = 16;
+  borrowed.n = 40;
+  run_and_check(borrowed);
+  Problem borrowed_odd = borrowed;
+  borrowed_odd.block_height = 3;
+  borrowed_odd.block_width = 5;
+  borrowed_odd.empty_rows = true;
+  borrowed_odd.bias = true;
+  borrowed_odd.activation = BSRMM_ACTIVATION_GELU;
+  run_and_check(borrowed_odd);
 
   cudaStream_t stream = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

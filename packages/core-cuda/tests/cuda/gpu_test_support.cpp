@@ -43,7 +43,7 @@ std::string Problem::describe() const {
        << " offset " << b_offset << ", C " << (c_layout == BSRMM_LAYOUT_ROW_MAJOR ? "row" : "col")
        << " pad " << c_ld_pad << "/" << c_ld_align << ", alpha " << alpha << " beta " << beta
        << (bias ? " bias" : "") << " activation " << int(activation)
-       << (variant.empty() ? "" : ", variant " + variant) << (device_arrays ? ", device arrays" : "")
+       << (variant.empty() ? "" : ", variant " + variant) << (device_arrays ? ", device arrays" : "") << (borrow_values ? " (values borrowed)" : "")
        << (sm_budget > 0 ? ", SM budget " + std::to_string(sm_budget) : "");
   return text.str();
 }
@@ -209,7 +209,7 @@ Outcome run_and_check(const Problem& pb) {
     desc.device = bsrmm_device{BSRMM_DEVICE_CPU, 0};
   }
   bsrmm_matrix_t raw_matrix = nullptr;
-  [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, BSRMM_CREATE_DEFAULT, &raw_matrix)); }();
+  [&] { ASSERT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create(ctx.get(), &desc, pb.borrow_values ? BSRMM_CREATE_BORROW_VALUES : BSRMM_CREATE_DEFAULT, &raw_matrix)); }();
   if (!raw_matrix) return outcome;
   MatrixHandle matrix(raw_matrix);
 

@@ -78,6 +78,7 @@ struct Problem {
   bsrmm_activation activation = BSRMM_ACTIVATION_NONE;
   std::string variant;        // forced, or "" for the heuristic
   bool device_arrays = false;  // BSR arrays handed over from device memory instead of the host
+  bool borrow_values = false;  // with device_arrays: the matrix borrows them (a step's matrix)
   void* stream = nullptr;
   int32_t sm_budget = 0;  // bsrmm_context_set_sm_budget (0: every SM)
 

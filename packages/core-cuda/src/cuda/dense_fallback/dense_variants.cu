@@ -155,7 +155,18 @@ void launch(const Kind& kind, const MatmulArgs& args, const DeviceTraits& device
   if (api == nullptr || args.a_dense == nullptr)
     detail::fail(BSRMM_STATUS_INTERNAL, kind.name, " launched without its support checked");
   const auto stream = static_cast<cudaStream_t>(args.stream);
-  const void* a_dense = args.a_dense->get(args.stream);
+  std::optional<StreamScratch> step_copy;  // op(A) for this call only (DenseCopy::kept says when)
+  const void* a_dense = nullptr;
+  if (args.a_dense->kept()) {
+    a_dense = args.a_dense->get(args.stream);
+  } else {
+    const BsrView& a = args.a;
+    step_copy.emplace(std::size_t(a.block_row_count) * a.block_height * std::size_t(a.block_col_count) *
+                          a.block_width * detail::element_size(a.dtype), args.device, stream);
+    densify_blocks(a.row_ptr, a.col_idx, a.values, a.block_row_count, a.block_col_count, a.block_height,
+                   a.block_width, a.nnzb, a.dtype, step_copy->data(), args.device, args.stream);
+    a_dense = step_copy->data();
+  }
   const int64_t m = args.c.rows, n = args.c.cols;
 
   // Structural zeros meet B in the dense product; without any (a full pattern) nothing differs.

@@ -96,16 +96,18 @@ def bsr_mm(
     return y
 
 
-def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor) -> None:
-    """``out = x @ W^T`` written into ``out`` (row-contiguous, e.g. a slice of tokens of a larger
-    output), off autograd's tape: for callers with a backward of their own (the overlapped
-    row-parallel reduction, parallel/_overlap.py), which save a cat of the pieces this way."""
-    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, None, "none", False)
+def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor,
+                  bias: Optional[torch.Tensor] = None) -> None:
+    """``out = x @ W^T (+ bias)`` written into ``out`` (row-contiguous, e.g. a slice of tokens
+    of a larger output), off autograd's tape: for callers with a backward of their own (the
+    overlapped row-parallel reduction, parallel/_overlap.py), which save a cat of the pieces
+    this way."""
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, "none", False)
     if tuple(out.shape) != (x.shape[0], rows) or out.stride(1) != 1:
         raise ValueError(f"out must be ({x.shape[0]}, {rows}) with contiguous rows; got "
                          f"{tuple(out.shape)} with strides {out.stride()}")
     _check_alike("values", values, out=out)
-    _multiply(values, pattern, x, out, None, "none", False)
+    _multiply(values, pattern, x, out, bias, "none", False)
 
 
 def _multiply(
@@ -191,7 +193,9 @@ def _activation_grad(
 def _bsr_mm_setup(ctx: Any, inputs: Tuple[Any, ...], output: torch.Tensor) -> None:
     values, pattern, x, bias, activation, transpose = inputs
     ctx.pattern, ctx.activation, ctx.transpose = pattern, activation, transpose
-    ctx.save_for_backward(values, x, bias, output)
+    # Only relu's derivative reads y. Kept otherwise, y would stay alive until the backward, and
+    # a caller could not reuse it in place (the row-parallel all-reduce reduces it in place).
+    ctx.save_for_backward(values, x, bias, output if activation == "relu" else None)
 
 
 def _bsr_mm_backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:

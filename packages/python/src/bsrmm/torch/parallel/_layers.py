@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from .. import _ops
 from .._linear import BsrLinear
 from . import _collectives
 from ._groups import resolve_group
@@ -153,7 +154,7 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
     ``overlap_chunks`` > 1 the forward's tokens go in that many chunks, each one's all-reduce
     overlapping the next one's multiply, which runs on all the GPU's SMs but ``comm_sm_margin``
     (left to NCCL's reduction; 0: every SM), while the backward stays whole (_overlap.py says
-    why). The bias is replicated and added after the sum."""
+    why). The bias is replicated; it joins the sum in the first rank's multiply (its epilogue)."""
 
     dim = 1
 
@@ -195,17 +196,23 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
         y: torch.Tensor
         if self.sequence_parallel:
             y = _collectives.ReduceScatterTokens.apply(self.local(tokens), self.group)
-            lead = (y.shape[0],)
-        elif self.overlap_chunks > 1 and tokens.shape[0] > 1:
+            if self.bias is not None:
+                # Each rank adds the bias to its own tokens only, so the bias' gradient is the
+                # sum of the ranks' (the all-reduce of CopyToParallel).
+                y = y + _collectives.CopyToParallel.apply(self.bias, self.group)
+            return y.reshape(y.shape[0], y.shape[-1])
+        # The bias joins the sum once: in the first rank's multiply (its epilogue), where adding
+        # it after the reduction was a pass over the whole output; AddBias gives it its gradient.
+        first_rank_bias = self.bias.detach() if self.bias is not None and self.rank == 0 else None
+        if self.overlap_chunks > 1 and tokens.shape[0] > 1:
             y = chunked_reduce(self.local.values, self.local._pattern_key, tokens,
-                               min(self.overlap_chunks, tokens.shape[0]), self.group, self.comm_sm_margin)
+                               min(self.overlap_chunks, tokens.shape[0]), self.group, self.comm_sm_margin,
+                               first_rank_bias)
         else:
-            y = _collectives.ReduceFromParallel.apply(self.local(tokens), self.group)
+            partial = _ops.bsr_mm(self.local.values, self.local._pattern_key, tokens, first_rank_bias, "none", False)
+            y = _collectives.ReduceFromParallel.apply(partial, self.group)
         if self.bias is not None:
-            # With sequence_parallel each rank adds the bias to its own tokens only, so the
-            # bias' gradient is the sum of the ranks' (the all-reduce of CopyToParallel).
-            bias = _collectives.CopyToParallel.apply(self.bias, self.group) if self.sequence_parallel else self.bias
-            y = y + bias
+            y = _collectives.AddBias.apply(y, self.bias)
         return y.reshape(*lead, y.shape[-1])
 
     def to_bsr_linear(self) -> BsrLinear:

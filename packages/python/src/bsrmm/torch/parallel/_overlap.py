@@ -45,14 +45,14 @@ class _ChunkedRowReduce(Function):
 
     @staticmethod
     def forward(ctx: Any, values: torch.Tensor, x: torch.Tensor, pattern: int, chunks: int,
-                group: Group, budget: int) -> torch.Tensor:
+                group: Group, budget: int, bias: Optional[torch.Tensor]) -> torch.Tensor:
         y = values.new_empty((x.shape[0], _patterns.lookup(pattern).shape[0]))
         pending: List[Any] = []
         start = 0
         with sm_budget(budget):
             for piece in x.tensor_split(chunks, dim=0):
                 out = y[start:start + piece.shape[0]]
-                _ops.multiply_into(values, pattern, piece, out)
+                _ops.multiply_into(values, pattern, piece, out, bias)
                 pending.append(dist.all_reduce(out, group=group, async_op=True))
                 start += piece.shape[0]
         for handle in pending:
@@ -67,14 +67,15 @@ class _ChunkedRowReduce(Function):
         grad = grad.contiguous()
         d_values = _ops.sampled_mm(grad.T, x, ctx.pattern) if ctx.needs_input_grad[0] else None
         d_x = _ops.bsr_mm(values, ctx.pattern, grad, None, "none", True) if ctx.needs_input_grad[1] else None
-        return d_values, d_x, None, None, None, None
+        return d_values, d_x, None, None, None, None, None
 
 
 def chunked_reduce(values: torch.Tensor, pattern: int, x: torch.Tensor, chunks: int, group: Group,
-                   comm_sm_margin: int) -> torch.Tensor:
-    """``all_reduce(x @ W^T)`` over ``group`` (W the pattern holding ``values``, x's tokens as
-    rows), the tokens in ``chunks`` pieces, each piece's reduction overlapping the next piece's
-    multiply, which leaves ``comm_sm_margin`` SMs to NCCL."""
+                   comm_sm_margin: int, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """``all_reduce(x @ W^T (+ bias))`` over ``group`` (W the pattern holding ``values``, x's
+    tokens as rows), the tokens in ``chunks`` pieces, each piece's reduction overlapping the
+    next piece's multiply, which leaves ``comm_sm_margin`` SMs to NCCL. ``bias`` (no gradient
+    here: one rank's share of the sum, see _collectives.AddBias) joins the multiplies' epilogue."""
     budget = multiply_budget(x.device, comm_sm_margin)
-    y: torch.Tensor = _ChunkedRowReduce.apply(values, x, pattern, chunks, group, budget)
+    y: torch.Tensor = _ChunkedRowReduce.apply(values, x, pattern, chunks, group, budget, bias)
     return y
