@@ -23,7 +23,8 @@ tokens in that many chunks, each chunk's async all-reduce running under the next
 multiply) beside the plain all-reduce, once per --margins entry: the SMs each chunk's multiply
 leaves to NCCL (comm_sm_margin; 0: none, the multiply's persistent kernels on every SM, which
 the 2026-11-25 s14 runs measured: no overlap). Rows "chunks_1" (plain) and
-"chunks_4_margin_16" (4 chunks, 16 SMs left). Only the forward is chunked; the backward of every
+"chunks_4_margin_16" (4 chunks, 16 SMs left); "default": the layer's own defaults
+(overlap_chunks=None, comm_sm_margin=32). Only the forward is chunked; the backward of every
 row is the whole layer's. On the CPU (gloo), a small case:
 
     torchrun --standalone --nproc-per-node 2 packages/bench/experiments/parallel_mlp.py --cpu
@@ -159,6 +160,7 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     rows = {label: RowParallelBsrLinear.from_bsr_linear(second, groups[label], feature_bounds=bounds,
                                                         overlap_chunks=chunks, comm_sm_margin=margin)
             for label, (chunks, margin) in settings.items()}
+    rows["default"] = RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds)  # overlap_chunks=None
     torch.manual_seed(1)
     x = torch.randn(arguments.tokens, arguments.d_model, device=device, dtype=DTYPES[arguments.dtype])
     xr = x.clone().requires_grad_(True)
@@ -282,7 +284,7 @@ def _summarize(paths: List[str]) -> None:
     so a chunked row's own one-rank time would flatter it)."""
     runs = sorted((json.load(open(path)) for path in paths), key=lambda run: run["world_size"])
     base = next((run for run in runs if run["world_size"] == 1), None)
-    rows = lambda run: sorted(k for k in run if k.startswith("chunks_"))
+    rows = lambda run: sorted(k for k in run if k.startswith("chunks_") or k == "default")
     if base is not None:
         one_gpu = {time: min(base[key][time] for key in rows(base))
                    for time in ("forward_ms", "forward_backward_ms")}

@@ -127,6 +127,24 @@ def test_bad_arguments_are_refused_with_the_keyword():
         plan_shards(first, 2, 0, feature_bounds=(0, 12, HIDDEN))
     with pytest.raises(ValueError, match="first's 72 output features are not second's"):
         pair_feature_bounds(first, first, 2)
+    # The layer's own arguments are checked before it asks for a process group.
+    for chunks in (0, True, 2.0, "4"):
+        with pytest.raises(ValueError, match="overlap_chunks must be a positive int or None"):
+            RowParallelBsrLinear(second, overlap_chunks=chunks)
+    with pytest.raises(ValueError, match="comm_sm_margin must be a non-negative int"):
+        RowParallelBsrLinear(second, comm_sm_margin=-1)
+
+
+def test_auto_chunks_overlap_only_large_cuda_batches_across_ranks():
+    from bsrmm.torch.parallel._layers import AUTO_CHUNK_TOKENS, AUTO_CHUNKS, auto_chunks
+
+    enough = torch.empty(AUTO_CHUNKS * AUTO_CHUNK_TOKENS, 8)
+    assert auto_chunks(enough, 4) == 1  # gloo on the CPU: nothing to overlap with
+    if torch.cuda.is_available():
+        on_gpu = enough.cuda()
+        assert auto_chunks(on_gpu, 4) == AUTO_CHUNKS
+        assert auto_chunks(on_gpu, 1) == 1
+        assert auto_chunks(on_gpu[:-1], 2) == 1
 
 
 # ---- the layers, in spawned gloo processes ----

@@ -47,6 +47,24 @@ def _gather_dim(tensor: torch.Tensor, widths: List[int], group: Any, dim: int) -
     return gathered.T.reshape(sum(widths), *moved.shape[1:]).movedim(0, dim)
 
 
+# Measured on 4 and 2 H200s (perf-log 60; the issue's MLP, 8192 tokens): 4 chunks with 32 SMs
+# left to NCCL made the forward 1.12x and forward + backward 1.05x as fast as one all-reduce on
+# 4 GPUs (2.08 -> 1.87 ms, 7.15 -> 6.81 ms) and no slower on 2; 16 SMs gained nothing. Below
+# 512 tokens a chunk, a chunk's multiply is too short to hide its reduction under and the
+# launches only add up.
+AUTO_CHUNKS = 4
+AUTO_CHUNK_TOKENS = 512
+
+
+def auto_chunks(tokens: torch.Tensor, world_size: int) -> int:
+    """The chunks RowParallelBsrLinear(overlap_chunks=None) cuts a forward's tokens into:
+    AUTO_CHUNKS on CUDA with other ranks and at least AUTO_CHUNK_TOKENS tokens a chunk, else 1
+    (one all-reduce; gloo shares the CPU's cores with the multiply, so nothing overlaps there)."""
+    if not tokens.is_cuda or world_size < 2 or tokens.shape[0] < AUTO_CHUNKS * AUTO_CHUNK_TOKENS:
+        return 1
+    return AUTO_CHUNKS
+
+
 class _ParallelBsrLinear(nn.Module):
     """What both layers share: the group, the plan, this rank's shard as ``local``."""
 
@@ -154,23 +172,27 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
     ``overlap_chunks`` > 1 the forward's tokens go in that many chunks, each one's all-reduce
     overlapping the next one's multiply, which runs on all the GPU's SMs but ``comm_sm_margin``
     (left to NCCL's reduction; 0: every SM), while the backward stays whole (_overlap.py says
-    why). The bias is replicated; it joins the sum in the first rank's multiply (its epilogue)."""
+    why). ``overlap_chunks=None`` (the default) chunks where that was measured to pay
+    (:func:`auto_chunks`). The bias is replicated; it joins the sum in the first rank's
+    multiply (its epilogue)."""
 
     dim = 1
 
     def __init__(self, layer: BsrLinear, group: Any = None, *, balance: str = "nnz",
                  feature_bounds: Optional[Sequence[int]] = None, input_is_parallel: bool = True, sequence_parallel: bool = False,
-                 overlap_chunks: int = 1, comm_sm_margin: int = 16) -> None:
+                 overlap_chunks: Optional[int] = None, comm_sm_margin: int = 32) -> None:
         if layer.activation != "none":
             raise ValueError("a RowParallelBsrLinear cannot fuse an activation: each rank holds a "
                              "partial sum, and the activation applies to the whole one; apply it "
                              "after this layer")
-        if not isinstance(overlap_chunks, int) or overlap_chunks < 1:
-            raise ValueError(f"overlap_chunks must be a positive int; got {overlap_chunks!r}")
+        if overlap_chunks is not None and (isinstance(overlap_chunks, bool) or not isinstance(overlap_chunks, int)
+                                           or overlap_chunks < 1):
+            raise ValueError(f"overlap_chunks must be a positive int or None (chosen per call); got "
+                             f"{overlap_chunks!r}")
         if isinstance(comm_sm_margin, bool) or not isinstance(comm_sm_margin, int) or comm_sm_margin < 0:
             raise ValueError(f"comm_sm_margin must be a non-negative int (SMs left to NCCL while "
                              f"overlapping; 0: none); got {comm_sm_margin!r}")
-        if sequence_parallel and overlap_chunks > 1:
+        if sequence_parallel and overlap_chunks is not None and overlap_chunks > 1:
             raise ValueError("overlap_chunks overlaps all-reduces; sequence_parallel reduce-scatters "
                              "(choose one)")
         super().__init__(layer, group, balance, feature_bounds, None, False)
@@ -204,9 +226,12 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
         # The bias joins the sum once: in the first rank's multiply (its epilogue), where adding
         # it after the reduction was a pass over the whole output; AddBias gives it its gradient.
         first_rank_bias = self.bias.detach() if self.bias is not None and self.rank == 0 else None
-        if self.overlap_chunks > 1 and tokens.shape[0] > 1:
+        chunks = self.overlap_chunks
+        if chunks is None:
+            chunks = auto_chunks(tokens, self.world_size)
+        if chunks > 1 and tokens.shape[0] > 1:
             y = chunked_reduce(self.local.values, self.local._pattern_key, tokens,
-                               min(self.overlap_chunks, tokens.shape[0]), self.group, self.comm_sm_margin,
+                               min(chunks, tokens.shape[0]), self.group, self.comm_sm_margin,
                                first_rank_bias)
         else:
             partial = _ops.bsr_mm(self.local.values, self.local._pattern_key, tokens, first_rank_bias, "none", False)
