@@ -19,8 +19,11 @@ inline T activate(T x, bsrmm_activation activation) {
       // Written so NaN propagates (a plain max(x, 0) would turn NaN into 0).
       return x < T(0) ? T(0) : x;
     case BSRMM_ACTIVATION_GELU: {
-      const T k = T(0.7978845608028654);  // sqrt(2 / pi)
-      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+      // 0.5 x (1 + tanh(u)) written as x / (1 + exp(-2u)), the same function: one exp where
+      // std::tanh cost 3.6x as much (27.4 against 14.5 ms for a 2048 x 1024 layer's output on
+      // one core, silu's form; perf-log 61), and no cancellation in 1 + tanh(u) for x << 0.
+      const T two_k = T(1.5957691216057308);  // 2 sqrt(2 / pi)
+      return x / (T(1) + std::exp(-two_k * (x + T(0.044715) * x * x * x)));
     }
     case BSRMM_ACTIVATION_SILU:
       return x / (T(1) + std::exp(-x));

@@ -80,4 +80,20 @@ std::size_t fastest(const std::vector<Timing>& timings) {
   return best;
 }
 
+std::size_t pick(const std::vector<Choice>& candidates, const std::vector<Timing>& timings,
+                 const MeasurePolicy& policy) {
+  const std::size_t best = fastest(timings);
+  if (candidates[best].threads <= 0 || policy.fewer_threads_margin >= 1.0) return best;
+  int32_t most = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (timings[i].runs > 0) most = std::max(most, candidates[i].threads);
+  if (candidates[best].threads >= most) return best;
+  std::size_t full = best;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (timings[i].runs == 0 || candidates[i].threads != most) continue;
+    if (full == best || timings[i].median_ms < timings[full].median_ms) full = i;
+  }
+  return timings[best].median_ms <= policy.fewer_threads_margin * timings[full].median_ms ? best : full;
+}
+
 }  // namespace bsrmm::tuner

@@ -33,6 +33,9 @@ struct MeasurePolicy {
   // No candidate starts once the runs so far took longer than cap_factor x best + cap_ms.
   double cap_factor = never;
   double cap_ms = never;
+  // pick(): a choice of fewer threads than the most timed must take at most this fraction of the
+  // best time with the most threads (1: the fastest wins).
+  double fewer_threads_margin = 1.0;
 };
 
 // CUDA events resolve ~1 us and GPU runs are short: more repetitions.
@@ -41,7 +44,10 @@ constexpr MeasurePolicy gpu_policy{3, 15, 2.0, 200.0};
 // is timed once (it spans many scheduler ticks). Tuning a large problem then costs ~3-4 runs of
 // the fastest setting (warm-up and run of all threads, one run of half as many), a small one a
 // few milliseconds; the cap bounds the rest (docs/perf-log.md, "CPU tuning cost").
-constexpr MeasurePolicy cpu_policy{1, 5, 2.0, 10.0, 10.0, 1.25, 2.5, 25.0};
+// A tuned choice is kept for good (the tuning cache), but what it measured is one moment: on a
+// shared machine a busy minute made 1 thread look faster than 2, and cells ran 0.63 against 0.38
+// ms for days (perf-log 59). Fewer threads than the context allows must be clearly faster (0.8x).
+constexpr MeasurePolicy cpu_policy{1, 5, 2.0, 10.0, 10.0, 1.25, 2.5, 25.0, 0.8};
 
 struct Timing {
   double median_ms = 0;
@@ -58,6 +64,12 @@ std::vector<Timing> measure(const std::vector<Choice>& candidates,
 // The index of the smallest median among the timed candidates (the first one on ties:
 // candidates come in preference order). The first candidate is always timed.
 std::size_t fastest(const std::vector<Timing>& timings);
+
+// The choice to keep: the fastest, unless it runs fewer threads than the most any timed
+// candidate ran and is not clearly faster than the best of those (policy.fewer_threads_margin),
+// which is kept then.
+std::size_t pick(const std::vector<Choice>& candidates, const std::vector<Timing>& timings,
+                 const MeasurePolicy& policy);
 
 double median(std::vector<double> samples);
 

@@ -80,7 +80,7 @@ Decision decide(bsrmm_tuning_mode mode, const ProblemShape& shape, Trials& trial
         return trials.time_once(i);
       },
       trials.policy());
-  const std::size_t best = fastest(timings);
+  const std::size_t best = pick(candidates, timings, trials.policy());
   decision.choice = candidates[best];
   decision.measured = true;
 

@@ -334,7 +334,31 @@ TEST(Measure, CpuTuningCostsAFewRunsOfTheBest) {
   const std::vector<Timing> tiny = small.measure_with(candidates, cpu_policy);
   for (std::size_t i = 0; i < candidates.size(); ++i) EXPECT_GT(small.runs[i], 0) << i;
   EXPECT_EQ(fastest(tiny), 3u);
+  EXPECT_EQ(pick(candidates, tiny, cpu_policy), 3u) << "a quarter of the time: clearly faster";
   EXPECT_LE(small.spent, 25.0);
+}
+
+// What the tuner keeps: fewer threads than the most timed only when clearly faster, since a
+// choice outlives the moment it was measured in (a loaded machine made 1 thread look faster).
+TEST(Measure, FewerThreadsAreKeptOnlyWhenClearlyFaster) {
+  const std::vector<Choice> candidates = ladder("cpu_blocked_simd") + ladder("cpu_rowwise_simd");
+  std::vector<Timing> timings(candidates.size());
+  const auto timed = [&](std::size_t i, double ms) { timings[i] = Timing{ms, 5, false}; };
+  timed(0, 1.00);  // blocked, 16 threads
+  timed(1, 0.90);  // blocked, 8 threads: 0.9x, within the margin
+  timed(5, 1.05);  // rowwise, 16 threads
+  EXPECT_EQ(fastest(timings), 1u);
+  EXPECT_EQ(pick(candidates, timings, cpu_policy), 0u) << "the best with 16 threads";
+  timed(5, 0.95);
+  EXPECT_EQ(pick(candidates, timings, cpu_policy), 5u) << "the best with 16 threads, any variant";
+  timed(1, 0.70);  // now 0.74x of 0.95: clearly faster
+  EXPECT_EQ(pick(candidates, timings, cpu_policy), 1u);
+  // The GPU policy (no thread counts) and a margin of 1 keep the fastest.
+  timed(1, 0.90);
+  EXPECT_EQ(pick(candidates, timings, gpu_policy), 1u);
+  const std::vector<Choice> gpu = variants(3);
+  std::vector<Timing> gpu_timings{{1.0, 3, false}, {0.99, 3, false}, {2.0, 3, false}};
+  EXPECT_EQ(pick(gpu, gpu_timings, cpu_policy), 1u) << "threads 0: no ladder to prefer";
 }
 
 }  // namespace
