@@ -71,6 +71,22 @@ def test_matches_float64_of_the_dequantised_operands(a_dtype, b_dtype, scale, pe
     assert np.all(np.abs(got - ref) <= _accumulation_bound(a64, b64, ref, out_dtype))
 
 
+@pytest.mark.parametrize("scale", ["block", "block_row", "tensor"])
+def test_transpose_a_keeps_each_blocks_scale(scale):
+    """A^T @ B with fp8 A: the plan's A^T carries each block's scale (per block of A^T for A's
+    per-block-row scales), against float64 of the dequantised operands."""
+    rng = np.random.default_rng(41)
+    x = _sparse_dense(rng, 24, 40, (4, 8), 0.5)
+    A = bsrmm.BsrMatrix.from_dense(x, (4, 8), dtype="float8_e4m3", scale=scale)
+    q, s = bsrmm.quantize_fp8(rng.standard_normal((24, 5)), "float8_e5m2", per_column=True)
+    out = _poisoned(40, 5, "float32")
+    assert bsrmm.matmul(A, q, b_scales=s, out=out, transpose_a=True) is out
+    a64 = A.to_dense().astype(np.float64).T
+    b64 = q.astype(np.float64) * np.asarray(s, dtype=np.float64)
+    ref = a64 @ b64
+    assert np.all(np.abs(out.astype(np.float64) - ref) <= _accumulation_bound(a64, b64, ref, "float32"))
+
+
 def _quantisation_error(x: np.ndarray, scales: np.ndarray, fp8: str) -> np.ndarray:
     """The most rounding to fp8 with these scales (broadcast over x) moves each element."""
     _, _, relative, subnormal = FP8[fp8]
@@ -209,7 +225,6 @@ def fp8_case():
         (lambda A, q, s: bsrmm.matmul(A, q, b_scales=np.float32([np.nan, 1, 1])), ValueError, "b_scales must be finite"),
         (lambda A, q, s: bsrmm.matmul(A, q.astype(np.float32), b_scales=s), TypeError, "B has dtype float32"),
         (lambda A, q, s: bsrmm.matmul(A, q, b_scales=s, out=np.empty((8, 3))), TypeError, "out has dtype float64"),
-        (lambda A, q, s: bsrmm.matmul(A, q, b_scales=s, transpose_a=True), TypeError, "TRANSPOSE with fp8 A"),
         (lambda A, q, s: bsrmm.matmul(A.astype("float32"), q.astype(np.float32), b_scales=s), ValueError, "b_scales is for fp8"),
     ],
 )

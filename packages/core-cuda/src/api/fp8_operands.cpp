@@ -20,11 +20,6 @@ void check_fp8_pairing(const matrix::BsrMatrix& a, const bsrmm_dense& b, const b
     fail(BSRMM_STATUS_UNSUPPORTED, "C is ", name(c.dtype), " but an fp8 multiply (A ",
          name(a.dtype()), ", B ", name(b.dtype), ") writes C in f32, f16 or bf16");
   }
-  if (options.op_a == BSRMM_OP_TRANSPOSE) {
-    fail(BSRMM_STATUS_UNSUPPORTED,
-         "options->op_a = TRANSPOSE with fp8 A is not supported yet (its scales would have to "
-         "follow A^T's blocks); store A^T as its own fp8 matrix");
-  }
 }
 
 }  // namespace

@@ -55,6 +55,9 @@ void transpose_blocks(const void* src, void* dst, const int32_t* src_block, int6
       return launch<uint32_t>(src, dst, src_block, elements, block_height, block_width, cuda_stream);
     case BSRMM_DTYPE_F64:
       return launch<uint64_t>(src, dst, src_block, elements, block_height, block_width, cuda_stream);
+    case BSRMM_DTYPE_FLOAT8_E4M3:
+    case BSRMM_DTYPE_FLOAT8_E5M2:
+      return launch<uint8_t>(src, dst, src_block, elements, block_height, block_width, cuda_stream);
   }
   detail::invalid_argument("transpose_blocks: dtype ", int(dtype), " is not a bsrmm dtype");
 }

@@ -153,7 +153,8 @@ std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dt
 }
 
 std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
-                                               Buffer values, void* stream) {
+                                               Buffer values, void* stream,
+                                               std::shared_ptr<const ValueScales> scales) {
   const bsrmm_device device = values.device();
   auto shared = std::make_shared<SharedStructure>(std::move(structure), device);
   if (device.type == BSRMM_DEVICE_CUDA) {
@@ -169,7 +170,9 @@ std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dty
     // A matrix is used from any stream later; finish its uploads once, here.
     detail::synchronize(device, stream);
   }
-  return std::unique_ptr<BsrMatrix>(new BsrMatrix(std::move(shared), dtype, std::move(values)));
+  std::unique_ptr<BsrMatrix> matrix(new BsrMatrix(std::move(shared), dtype, std::move(values)));
+  matrix->scales_ = placed_on(std::move(scales), device, stream);
+  return matrix;
 }
 
 std::unique_ptr<BsrMatrix> BsrMatrix::with_values(const void* values, bsrmm_device values_device,

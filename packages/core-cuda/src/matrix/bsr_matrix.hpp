@@ -49,9 +49,10 @@ class BsrMatrix {
                                               const void* host_values, bsrmm_device target,
                                               void* stream,
                                               std::shared_ptr<const ValueScales> scales = nullptr);
-  // A matrix whose values are already on `values.device()`.
+  // A matrix whose values are already on `values.device()`, with the scales of fp8 values.
   static std::unique_ptr<BsrMatrix> assemble(BsrStructure structure, bsrmm_dtype dtype,
-                                             detail::Buffer values, void* stream);
+                                             detail::Buffer values, void* stream,
+                                             std::shared_ptr<const ValueScales> scales = nullptr);
   // This matrix's structure, dtype and device with other values (value_bytes() bytes, blocks in
   // this matrix's order) on `values_device`: copied, or used in place with
   // BSRMM_CREATE_BORROW_VALUES. Checks that `target` (the caller's context) is device(). Shares

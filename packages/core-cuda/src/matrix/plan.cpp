@@ -96,8 +96,27 @@ void transpose_blocks_host(const Element* src, Element* dst, const std::vector<i
   }
 }
 
+// A^T's fp8 scales: every block keeps its source block's scale. One per tensor stays one; per
+// block or per block row of A become per block of A^T (a block row of A is a block column of
+// A^T, which no scale kind follows).
+std::shared_ptr<const ValueScales> transposed_scales(const ValueScales& a, const TransposedStructure& t) {
+  auto scales = std::make_shared<ValueScales>();
+  if (a.kind == BSRMM_SCALE_PER_TENSOR) {
+    scales->values = a.values;
+    return scales;
+  }
+  scales->kind = BSRMM_SCALE_PER_BLOCK;
+  scales->values.resize(t.source_block.size());
+  for (std::size_t i = 0; i < t.source_block.size(); ++i) {
+    // Block i of A^T lies in A's block row t.structure.col_idx[i].
+    scales->values[i] = matrix_scale(a.values.data(), a.kind, t.structure.col_idx[i], t.source_block[i]);
+  }
+  return scales;
+}
+
 std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
   TransposedStructure t = transpose_structure(a.structure());
+  std::shared_ptr<const ValueScales> scales = a.scales() ? transposed_scales(*a.scales(), t) : nullptr;
   const bsrmm_device device = a.device();
   Buffer values = Buffer::allocate(a.value_bytes(), device);
   const int32_t height = a.shape().block_height;
@@ -110,8 +129,11 @@ std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
       case 4:
         transpose_blocks_host(a.values().as<const uint32_t>(), values.as<uint32_t>(), t.source_block, height, width);
         break;
-      default:
+      case 2:
         transpose_blocks_host(a.values().as<const uint16_t>(), values.as<uint16_t>(), t.source_block, height, width);
+        break;
+      default:
+        transpose_blocks_host(a.values().as<const uint8_t>(), values.as<uint8_t>(), t.source_block, height, width);
         break;
     }
   } else {
@@ -127,7 +149,7 @@ std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
     detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
 #endif
   }
-  return BsrMatrix::assemble(std::move(t.structure), a.dtype(), std::move(values), stream);
+  return BsrMatrix::assemble(std::move(t.structure), a.dtype(), std::move(values), stream, std::move(scales));
 }
 
 template <typename Out, typename In>

@@ -31,6 +31,7 @@ struct Epilogue {
   bool bias = false;
   bsrmm_activation activation = BSRMM_ACTIVATION_NONE;
   bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR;
+  bsrmm_op op_a = BSRMM_OP_NONE;  // TRANSPOSE: A^T, whose blocks keep their scales
 };
 
 // One multiply of fresh random operands (block 3 x 4, some block rows empty), checked against
@@ -39,18 +40,20 @@ std::string check_case(const Fp8Case& k, const Epilogue& run, uint64_t seed) {
   Random rng(seed);
   HostBsr a = random_bsr(rng, 5, 4, 3, 4, 0.5, k.a_dtype);
   const std::vector<float> a_scales = random_scales(rng, scale_count(a, k.a_kind));
-  HostDense b(a.cols, 7, k.b_dtype, run.b_layout, 2);
+  const bool transposed = run.op_a == BSRMM_OP_TRANSPOSE;
+  const int64_t op_rows = transposed ? a.cols : a.rows, op_cols = transposed ? a.rows : a.cols;
+  HostDense b(op_cols, 7, k.b_dtype, run.b_layout, 2);
   fill_random(b, rng);
   const std::vector<float> b_scales =
       random_scales(rng, k.b_kind == BSRMM_SCALE_PER_COLUMN ? b.cols() : 1);
-  HostDense c(a.rows, b.cols(), k.c_dtype);  // NaN everywhere
+  HostDense c(op_rows, b.cols(), k.c_dtype);  // NaN everywhere
   if (run.beta != 0.0) fill_random(c, rng);
   const HostDense c_before = c;
   std::vector<double> bias_values;
-  HostDense bias(a.rows, 1, k.c_dtype);
+  HostDense bias(op_rows, 1, k.c_dtype);
   if (run.bias) {
     fill_random(bias, rng);
-    for (int64_t i = 0; i < a.rows; ++i) bias_values.push_back(bias.get(i, 0));
+    for (int64_t i = 0; i < op_rows; ++i) bias_values.push_back(bias.get(i, 0));
   }
 
   Context ctx;
@@ -61,13 +64,14 @@ std::string check_case(const Fp8Case& k, const Epilogue& run, uint64_t seed) {
   options.beta = run.beta;
   options.bias = run.bias ? bias.bytes().data() : nullptr;
   options.activation = run.activation;
+  options.op_a = run.op_a;
   options.b_scales = &b_scale_desc;
   const bsrmm_dense b_desc = b.desc();
   bsrmm_dense c_desc = c.desc();
   matmul(ctx, matrix, b_desc, c_desc, options);
 
   const Expected expected =
-      reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, BSRMM_OP_NONE,
+      reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, run.op_a,
                        dequantised(b, b_scales), c_before, run.alpha, run.beta,
                        run.bias ? &bias_values : nullptr, run.activation);
   expect_matches(c, expected, describe(k));
@@ -108,6 +112,28 @@ TEST(Fp8MatmulEpilogue, AlphaBetaBiasActivationAndColumnMajorB) {
       run.activation = act;
       run.b_layout = layout;
       check_case(k, run, seed++);
+    }
+  }
+}
+
+// op(A) = A^T: the plan's A^T keeps each block's scale (per block of A^T for A's per-block and
+// per-block-row scales: a block row of A is a block column of A^T), with the epilogue.
+TEST(Fp8MatmulTransposed, EachBlockKeepsItsScale) {
+  uint64_t seed = 300;
+  for (bsrmm_scale_kind a_kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW}) {
+    for (bool epilogue : {false, true}) {
+      const Fp8Case k{BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2, BSRMM_DTYPE_F32, a_kind,
+                      BSRMM_SCALE_PER_COLUMN};
+      Epilogue run;
+      run.op_a = BSRMM_OP_TRANSPOSE;
+      if (epilogue) {
+        run.alpha = 0.5;
+        run.beta = -1.0;
+        run.bias = true;
+        run.activation = BSRMM_ACTIVATION_GELU;
+        run.b_layout = BSRMM_LAYOUT_COL_MAJOR;
+      }
+      EXPECT_EQ(check_case(k, run, seed++), "cpu_reference_f64acc");
     }
   }
 }

@@ -1,6 +1,6 @@
 // The rules fp8 adds, one test each, asserting the status and a fragment of the message:
 // scales present, sized, finite and of a kind the operand takes; A and B both fp8; C not fp8;
-// no fp8 where bsrmm does not take it (transposed A, the fast CPU variants, to_dense,
+// no fp8 where bsrmm does not take it (the fast CPU variants, to_dense,
 // with_values, from_dense, the SDDMM); scales only on fp8 operands.
 #include "../support/fp8_operands.hpp"
 
@@ -187,16 +187,6 @@ TEST_F(Fp8Rules, OptionsWithoutBScalesStillAccepted) {
   // Beyond the caller's struct_size nothing is read: the stale pointer here must be ignored.
   EXPECT_EQ(bsrmm_matmul(ctx_.get(), plain.get(), &b, &c, &options), BSRMM_STATUS_SUCCESS)
       << bsrmm_last_error();
-}
-
-TEST_F(Fp8Rules, TransposedAIsUnsupported) {
-  options.op_a = BSRMM_OP_TRANSPOSE;
-  HostDense bt(6, 5, BSRMM_DTYPE_FLOAT8_E4M3);
-  HostDense ct(8, 5, BSRMM_DTYPE_F32);
-  fill_random(bt, rng_);
-  b = bt.desc();
-  c = ct.desc();
-  expect_status(multiply(), BSRMM_STATUS_UNSUPPORTED, "options->op_a = TRANSPOSE with fp8 A is not supported");
 }
 
 TEST_F(Fp8Rules, FastCpuVariantsDecline) {

@@ -2,7 +2,8 @@
 // f32 on load, correct, not fast), each forced by name and the heuristic's pick, against float64
 // of the dequantised operands: every pairing of E4M3 / E5M2, every kind of A's scales, B's scale
 // per tensor (host) or per column (device memory), C in f32, f16 and bf16 starting as NaN.
-// Per-column scales in host memory are UNSUPPORTED on a GPU (the kernel reads them in place).
+// op(A) = A^T too. Per-column scales in host memory are UNSUPPORTED on a GPU (the kernel reads
+// them in place).
 #include "../support/dense_reference.hpp"
 #include "../support/fp8_operands.hpp"
 #include "gpu_test_support.hpp"
@@ -28,7 +29,8 @@ struct GpuFp8Case {
 };
 
 // One multiply on cuda:0 with `variant` forced ("" for the heuristic's pick); returns the status.
-bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t seed, bool device_scales = true) {
+bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t seed, bool device_scales = true,
+                      bsrmm_op op_a = BSRMM_OP_NONE) {
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
   bsrmm_context_t raw = nullptr;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &raw));
@@ -43,7 +45,9 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_matrix_create_scaled(ctx.get(), &desc, &a_scale_desc, 0, &matrix));
   MatrixHandle a_handle(matrix);
 
-  HostDense b(a.cols, 40, k.b);
+  const bool transposed = op_a == BSRMM_OP_TRANSPOSE;
+  const int64_t op_rows = transposed ? a.cols : a.rows;
+  HostDense b(transposed ? a.rows : a.cols, 40, k.b);
   fill_random(b, rng);
   const std::vector<float> b_scales = random_scales(rng, k.per_column ? b.cols() : 1);
   DeviceBuffer b_buffer(b.bytes().size());
@@ -55,19 +59,20 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
     b_scale_desc.data = static_cast<const float*>(b_scale_buffer.get());
     b_scale_desc.device = gpu;
   }
-  HostDense c(a.rows, b.cols(), k.c);  // NaN everywhere: beta = 0 must not read it
+  HostDense c(op_rows, b.cols(), k.c);  // NaN everywhere: beta = 0 must not read it
   DeviceBuffer c_buffer(c.bytes().size());
   c_buffer.upload(c.bytes().data(), c.bytes().size());
   const bsrmm_dense b_desc{b_buffer.get(), b.rows(), b.cols(), b.ld(), BSRMM_LAYOUT_ROW_MAJOR, k.b, gpu};
   bsrmm_dense c_desc{c_buffer.get(), c.rows(), c.cols(), c.ld(), BSRMM_LAYOUT_ROW_MAJOR, k.c, gpu};
   bsrmm_matmul_options options = bsrmm_matmul_options_default();
   options.b_scales = &b_scale_desc;
+  options.op_a = op_a;
   const bsrmm_status status = bsrmm_matmul(ctx.get(), a_handle.get(), &b_desc, &c_desc, &options);
   if (status != BSRMM_STATUS_SUCCESS) return status;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
   c_buffer.download(c.bytes().data(), c.bytes().size());
-  const HostDense no_c(a.rows, b.cols(), k.c);
-  expect_matches(c, reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, BSRMM_OP_NONE,
+  const HostDense no_c(op_rows, b.cols(), k.c);
+  expect_matches(c, reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, op_a,
                                      dequantised(b, b_scales), no_c, 1.0, 0.0, nullptr, BSRMM_ACTIVATION_NONE),
                  variant.empty() ? "heuristic" : variant);
   const std::string ran = bsrmm_context_last_variant(ctx.get());
@@ -91,6 +96,17 @@ TEST(GpuFp8, EveryGenericVariantMatchesFloat64) {
             EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++));
             EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++));
           }
+}
+
+// op(A) = A^T: the plan's A^T (blocks transposed on the device) keeps each block's scale.
+TEST(GpuFp8, TransposedAKeepsEachBlocksScale) {
+  BSRMM_REQUIRE_GPU();
+  uint64_t seed = 2800;
+  for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW}) {
+    const GpuFp8Case k{BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2, BSRMM_DTYPE_BF16, kind, true};
+    SCOPED_TRACE("A scales kind " + std::to_string(kind));
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_TRANSPOSE));
+  }
 }
 
 TEST(GpuFp8, PerColumnScalesInHostMemoryAreUnsupported) {
