@@ -13,7 +13,7 @@ import numpy as np
 
 from bsrmm_bench import prng
 
-from .bad_inputs import INVALID, UNSUPPORTED, Arrays
+from .bad_inputs import INVALID, Arrays
 from .manifest import VectorCase, fp8_numpy, nan_storage, to_storage
 from .vectors import dense_buffer
 
@@ -140,19 +140,22 @@ def _nan_a_scale(case: VectorCase, arrays: Arrays) -> VectorCase:
     return case
 
 
-# name: (the status every binding reports, the product it starts from, its mutation). The
-# transposed one is square, so op(A) = A^T leaves B's and C's shapes alone.
+# name: (the status every binding reports, the product it starts from, its mutation).
 BAD_INPUTS = {
     "a-scales-short": (INVALID, BASE, _short("a_scales")),
     "b-scales-short": (INVALID, CASES[1], _short("b_scales")),
     "a-scale-nan": (INVALID, BASE, _nan_a_scale),
-    "transposed": (UNSUPPORTED, replace(BASE, rows=48), lambda case, arrays: replace(case, op="transpose")),
 }
+
+# op(A) = A^T, each block keeping its scale; square, so B's and C's shapes stay the first case's
+# (per-block-row scales of A become per-block ones of A^T inside bsrmm).
+TRANSPOSED = (replace(BASE, name="fp8-e4m3xe4m3-block-tensor-f32-transposed", rows=48),
+              replace(CASES[1], name="fp8-e4m3xe5m2-blockrow-column-bf16-transposed", rows=48))
 
 
 def vectors() -> list[tuple[VectorCase, Arrays]]:
     """Every valid fp8 product, then every bad input."""
-    out = [build(f) for f in CASES]
+    out = [build(f) for f in CASES] + [build(f, op="transpose") for f in TRANSPOSED]
     for name, (expect, base, mutate) in BAD_INPUTS.items():
         case, arrays = build(base, id=f"bad-fp8-{name}", expect=expect)
         out.append((mutate(case, arrays), arrays))
