@@ -227,3 +227,32 @@ def test_sm_budget_is_validated_nests_and_leaves_cpu_ops_alone():
             with bt.sm_budget(bad):
                 pass
     bt.release_pattern(key)
+
+
+# ---- the one-call step product and its fallback ----
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("transpose", [False, True])
+def test_a_step_takes_one_core_call_and_the_general_path_agrees(gen, device, transpose, monkeypatch):
+    """bsr_mm hands its values, x, y and the bias to _core.matmul_step (no BsrMatrix made in
+    Python); where that declines, with_values + bsrmm.matmul give the same y."""
+    key, mask, _ = _pattern(7, (3, 4), (8, 16), device=device)
+    values = _random(gen, (int(mask.sum()), 8, 16), torch.float32, device).detach()
+    rows = 4 * 16 if transpose else 3 * 8
+    x = _random(gen, (5, 3 * 8 if transpose else 4 * 16), torch.float32, device).detach()
+    bias = _random(gen, (rows,), torch.float32, device).detach()
+    with_values = bsrmm.BsrMatrix.with_values
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the step went through BsrMatrix.with_values")
+
+    monkeypatch.setattr(bsrmm.BsrMatrix, "with_values", refused)
+    fast = torch.ops.bsrmm.bsr_mm(values, key, x, bias, "gelu", transpose)
+    monkeypatch.setattr(bsrmm.BsrMatrix, "with_values", with_values)
+    monkeypatch.setattr(bt._ops._core, "matmul_step", lambda *args: False)
+    general = torch.ops.bsrmm.bsr_mm(values, key, x, bias, "gelu", transpose)
+    torch.testing.assert_close(fast, general, rtol=1e-6, atol=1e-6)
+    weight = _dense_weight(values.double(), mask, (8, 16))
+    want = _dense_activation(x.double() @ (weight if transpose else weight.T) + bias.double(), "gelu")
+    torch.testing.assert_close(fast.double(), want, rtol=1e-5, atol=1e-5)

@@ -16,6 +16,8 @@ from typing import Any, Optional, Tuple, cast
 import torch
 
 import bsrmm
+from bsrmm import _core
+from bsrmm._matmul import _ACTIVATIONS, _context_for
 
 from . import _patterns, _sm_budget
 
@@ -116,22 +118,27 @@ def _multiply(
 ) -> None:
     """``y = act(x @ op(W)^T + bias)``, the operands checked."""
     prepared = _step_matrices(_patterns.lookup(pattern), values, "bsr_mm")
-    # On CUDA the matrix borrows the tensor (no copy, nothing to capture but the kernel); it
-    # lives only inside this call, and the tensor outlives it (the matrix holds it).
-    borrow = values.is_cuda
     if transpose:
         # W^T as a matrix of its own (prepared once): its values are W's blocks, reordered and
         # each transposed, so the multiply runs W^T's own schedule and nothing is built per step.
         # One gather from the transposed view writes them contiguous (index_select then a
         # transposing copy was two passes: 102 -> 82 us for 896 blocks of 128 x 128, H100).
-        blocks = values.transpose(1, 2).index_select(0, prepared.transposed_source)
-        matrix = prepared.transposed.with_values(blocks.contiguous(), borrow=borrow)
+        like = prepared.transposed
+        blocks = values.transpose(1, 2).index_select(0, prepared.transposed_source).contiguous()
     else:
-        matrix = prepared.matrix.with_values(values.contiguous(), borrow=borrow)
+        like, blocks = prepared.matrix, values.contiguous()
     # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no copies.
+    # One C++ call takes the step's values (borrowed in place on CUDA, so nothing but the kernel
+    # is queued and a CUDA graph can hold it) and multiplies; what it does not take goes through
+    # with_values and bsrmm.matmul, which word every refusal.
+    context = _context_for(like, _sm_budget.context_for(values.device))
+    code = _ACTIVATIONS[None if activation == "none" else activation]
+    with context._session(context._stream_for(x, y)) as handle:
+        if _core.matmul_step(handle, like._handle, blocks, x.T, y.T, bias, code):
+            return
+    matrix = like.with_values(blocks, borrow=values.is_cuda)
     bsrmm.matmul(matrix, x.T, out=y.T, bias=bias,
-                 activation=None if activation == "none" else activation,
-                 context=_sm_budget.context_for(values.device))
+                 activation=None if activation == "none" else activation, context=context)
 
 
 @bsr_mm.register_fake
