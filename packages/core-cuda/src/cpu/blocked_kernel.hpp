@@ -165,17 +165,20 @@ struct Tile {
         return;
       }
     }
-    for (int m = 0; m < rows; ++m) {
-      const int64_t row = row0 + m;
-      const T bias = problem.bias ? load(static_cast<const S*>(problem.bias)[row]) : T(0);
-      for (int j = 0; j < count; ++j) {
-        const int64_t at = row_major ? row * c.ld + col0 + j : (col0 + j) * c.ld + row;
-        T value = alpha * tile[m * cols + j];
-        if (read_c) value += beta * load(out[at]);
-        if (problem.bias) value += bias;
-        out[at] = detail::Store<S>::from(activate(value, problem.activation));
-      }
+    const auto at = [&](int m, int64_t j) {
+      return row_major ? (row0 + m) * c.ld + col0 + j : (col0 + j) * c.ld + row0 + m;
+    };
+    const auto value = [&](int m, int64_t j) {
+      T v = alpha * tile[m * cols + j];
+      if (read_c) v += beta * load(out[at(m, j)]);
+      if (problem.bias) v += load(static_cast<const S*>(problem.bias)[row0 + m]);
+      return v;
+    };
+    if constexpr (stores_activated<T, S>()) {
+      if (smooth_activation(problem.activation)) return store_activated(out, rows, count, value, at, problem.activation);
     }
+    for (int m = 0; m < rows; ++m)
+      for (int j = 0; j < count; ++j) out[at(m, j)] = detail::Store<S>::from(activate(value(m, j), problem.activation));
   }
 
   template <typename S>

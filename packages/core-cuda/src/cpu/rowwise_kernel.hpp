@@ -86,17 +86,20 @@ void store_general(const T* tile, int rows, int64_t stride, int64_t count, const
   const bool row_major = c.layout == BSRMM_LAYOUT_ROW_MAJOR;
   const T alpha = static_cast<T>(p.alpha);
   const T beta = static_cast<T>(p.beta);
-  for (int m = 0; m < rows; ++m) {
-    const int64_t row = row0 + m;
-    const T bias = p.bias ? static_cast<T>(widen_c(static_cast<const S*>(p.bias)[row])) : T(0);
-    for (int64_t j = 0; j < count; ++j) {
-      const int64_t at = row_major ? row * c.ld + col0 + j : (col0 + j) * c.ld + row;
-      T value = alpha * tile[m * stride + j];
-      if (p.beta != 0.0) value += beta * static_cast<T>(widen_c(out[at]));
-      if (p.bias) value += bias;
-      out[at] = detail::Store<S>::from(activate(value, p.activation));
-    }
+  const auto at = [&](int m, int64_t j) {
+    return row_major ? (row0 + m) * c.ld + col0 + j : (col0 + j) * c.ld + row0 + m;
+  };
+  const auto value = [&](int m, int64_t j) {
+    T v = alpha * tile[m * stride + j];
+    if (p.beta != 0.0) v += beta * static_cast<T>(widen_c(out[at(m, j)]));
+    if (p.bias) v += static_cast<T>(widen_c(static_cast<const S*>(p.bias)[row0 + m]));
+    return v;
+  };
+  if constexpr (stores_activated<T, S>()) {
+    if (smooth_activation(p.activation)) return store_activated(out, rows, count, value, at, p.activation);
   }
+  for (int m = 0; m < rows; ++m)
+    for (int64_t j = 0; j < count; ++j) out[at(m, j)] = detail::Store<S>::from(activate(value(m, j), p.activation));
 }
 
 template <typename T>

@@ -323,6 +323,62 @@ TEST(MatmulSpecialValues, NanAndInfinityPropagate) {
   }
 }
 
+// GELU and SiLU at their ends, through each fast CPU variant's tile store (f32 runs them four
+// lanes at a time, cpu/epilogue.hpp) and the reference: the bias puts NaN, +-inf and +-100 into
+// some rows of act(A B + bias), C in both layouts. NaN stays NaN, +inf stays +inf, -inf gives
+// 0; everything else matches float64 of x / (1 + exp(-t)) to the dtype's tolerance.
+TEST(MatmulSpecialValues, GeluAndSiluAtTheirEnds) {
+  const double specials[] = {std::nan(""), INFINITY, -INFINITY, -100.0, 100.0};
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F64}) {
+    for (const char* variant : {"cpu_blocked_simd", "cpu_rowwise_simd", "cpu_reference_f64acc"}) {
+      for (bsrmm_activation act : {BSRMM_ACTIVATION_GELU, BSRMM_ACTIVATION_SILU}) {
+        for (bsrmm_layout layout : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR}) {
+          SCOPED_TRACE(std::string(variant) + " dtype " + std::to_string(dtype) + " activation " +
+                       std::to_string(act) + " layout " + std::to_string(layout));
+          Random rng(47);
+          HostBsr a = random_bsr(rng, 3, 2, 8, 8, 0.7, dtype);
+          HostDense b(16, 37, dtype);
+          fill_random(b, rng);
+          HostDense c(24, 37, dtype, layout);
+          const HostDense c_before = c;
+          std::vector<double> bias(24);
+          HostDense bias_array(24, 1, dtype);
+          for (int64_t i = 0; i < 24; ++i) {
+            // Rows 0, 3, 6, ... get a special value; the rest values across the activations' range.
+            bias_array.set(i, 0, i % 3 == 0 ? specials[(i / 3) % 5] : round_to(dtype, rng.uniform(-12, 12)));
+            bias[static_cast<size_t>(i)] = bias_array.get(i, 0);
+          }
+          Context ctx;
+          ctx.set_variant(variant);
+          Matrix m(ctx, a.desc());
+          bsrmm_matmul_options options = matmul_options();
+          options.activation = act;
+          options.bias = bias_array.bytes().data();
+          bsrmm_dense bd = b.desc(), cd = c.desc();
+          matmul(ctx, m, bd, cd, options);
+          const Expected z = reference_matmul(a.to_dense(), 24, 16, BSRMM_OP_NONE, b, c_before, 1.0, 0.0, &bias,
+                                              BSRMM_ACTIVATION_NONE);
+          const double tolerance = dtype == BSRMM_DTYPE_F32 ? 1e-5 : 1e-12;
+          for (int64_t i = 0; i < 24; ++i) {
+            for (int64_t j = 0; j < 37; ++j) {
+              const double x = z.value[static_cast<size_t>(i * 37 + j)], got = c.get(i, j);
+              if (std::isnan(x)) {
+                EXPECT_TRUE(std::isnan(got)) << i << "," << j;
+              } else if (std::isinf(x)) {
+                EXPECT_EQ(got, x > 0 ? x : 0.0) << i << "," << j;
+              } else {
+                const double t = act == BSRMM_ACTIVATION_SILU ? x : 1.5957691216057308 * (x + 0.044715 * x * x * x);
+                const double want = x / (1.0 + std::exp(-t));
+                EXPECT_NEAR(got, want, tolerance * std::max(1.0, std::fabs(x))) << "x = " << x << " at " << i << "," << j;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DtypeLayout, Matmul, ::testing::ValuesIn(dtype_layout_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(BlockShape, Matmul, ::testing::ValuesIn(block_shape_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Edge, Matmul, ::testing::ValuesIn(edge_cases()), case_name);
