@@ -70,8 +70,8 @@ void bind_direct_matmul(py::module_& m) {
       py::arg("alpha"), py::arg("beta"), py::arg("activation"));
 
   // torch's per-call product (bsrmm/torch/_ops.py) in one call: `like` with the step's values
-  // (a torch tensor of A's dtype on A's device, compact (nnzb, bh, bw): read in place on CUDA,
-  // copied on the host), then matmul_direct's product, with a bias (1-D, compact, C's dtype and
+  // (a torch tensor of A's dtype on A's device, compact (nnzb, bh, bw), read in place), then
+  // matmul_direct's product, with a bias (1-D, compact, C's dtype and
   // device) or none. Through BsrMatrix.with_values and bsrmm.matmul's general path (which the
   // bias always took) the Python layers cost ~60 of a 66 us call on a tiny layer, 12x
   // nn.Linear's whole call (perf-log 62). Anything else returns False for that general path,
@@ -99,9 +99,9 @@ void bind_direct_matmul(py::module_& m) {
           bias = bias_view->address;
         }
         bsrmm_dense c_dense = dense_operand(c, dense_shape(c, "out", true), c.device);
-        const unsigned flags = ctx.device().type == BSRMM_DEVICE_CUDA ? BSRMM_CREATE_BORROW_VALUES : 0u;
         py::gil_scoped_release release;
-        const bsrmm::Matrix step = like.with_values(ctx, to_pointer(values.address), values.device, flags);
+        const bsrmm::Matrix step =
+            like.with_values(ctx, to_pointer(values.address), values.device, BSRMM_CREATE_BORROW_VALUES);
         bsrmm::matmul(ctx, step, *b, c_dense, matmul_options_for(false, 1.0, 0.0, bias, activation));
         return true;
       },

@@ -62,10 +62,15 @@ def test_with_values_checks_the_shape(case):
         a.with_values(np.ones(a.data.shape, np.complex64))
 
 
-def test_with_values_borrows_on_a_gpu_only(case):
+def test_with_values_borrows_host_values_in_place(case):
     _, a, _ = case
-    with pytest.raises(bsrmm.UnsupportedError, match="borrow=True needs a CUDA matrix"):
-        a.with_values(a.data, borrow=True)
+    data = np.array(a.data, dtype=np.float32, copy=True)
+    b = np.ones((a.shape[1], 3), np.float32)
+    borrowed = a.with_values(2 * data, borrow=True)
+    np.testing.assert_allclose(bsrmm.matmul(borrowed, b), 2 * bsrmm.matmul(a, b), rtol=1e-6)
+    assert borrowed._borrowed is not None  # the array the core reads stays alive with the matrix
+    with pytest.raises(bsrmm.InvalidArgumentError, match="C-contiguous and aligned"):
+        a.with_values(np.asfortranarray(data), borrow=True)
 
 
 # ---- pickle, copy ----

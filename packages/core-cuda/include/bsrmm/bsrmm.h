@@ -283,8 +283,9 @@ BSRMM_API bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t 
  * bsrmm_matrix_export writes them), on `values_device`. Nothing about the structure is
  * validated, uploaded or scheduled again: the new matrix shares that with `like` (which may be
  * destroyed first), so this costs one allocation and a copy of the values, or neither with
- * BSRMM_CREATE_BORROW_VALUES (values on like's CUDA device, kept alive and unchanged by the
- * caller while the new matrix lives). For weights that change every training step. `like`
+ * BSRMM_CREATE_BORROW_VALUES (values where like is, on the host or its CUDA device, kept alive
+ * and unchanged by the caller while the new matrix lives). For weights that change every
+ * training step. `like`
  * must be on the context's device; flags other than BSRMM_CREATE_BORROW_VALUES are rejected. */
 BSRMM_API bsrmm_status bsrmm_matrix_with_values(bsrmm_context_t ctx, bsrmm_matrix_t like,
                                                 const void* values, bsrmm_device values_device,

@@ -1,6 +1,7 @@
 // bsrmm_matrix_with_values on the CPU: a matrix with another matrix's structure and new values
 // multiplies like a freshly created one (both ops, f32 and f16, so the per-matrix transposed and
-// f32 copies are not shared), outlives the matrix it came from, leaves that one unchanged, shares
+// f32 copies are not shared), copied or borrowed in place, outlives the matrix it came from,
+// leaves that one unchanged, shares
 // the structure's schedule, and rejects bad arguments naming them.
 #include "../../src/matrix/plan.hpp"
 #include "../support/dense_reference.hpp"
@@ -63,6 +64,14 @@ TEST_P(WithValues, MultipliesWithTheNewValuesAndLeavesTheOldMatrixAlone) {
   // The structure belongs to both: the new matrix works on after the old one is gone.
   original.reset();
   expect_product(ctx, updated, second, BSRMM_OP_TRANSPOSE, rng, "updated, original destroyed");
+
+  // Borrowed host values (torch's CPU steps): read in place, both ops, caches of their own.
+  const HostBsr third = with_fresh_values(first, rng);
+  Matrix borrowed = updated.with_values(ctx, third.values.data(), cpu, BSRMM_CREATE_BORROW_VALUES);
+  EXPECT_EQ(borrowed.get()->matrix->values().data(), static_cast<const void*>(third.values.data()));
+  expect_product(ctx, borrowed, third, BSRMM_OP_NONE, rng, "borrowed");
+  expect_product(ctx, borrowed, third, BSRMM_OP_TRANSPOSE, rng, "borrowed");
+  expect_product(ctx, updated, second, BSRMM_OP_NONE, rng, "updated beside the borrowed one");
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, WithValues, ::testing::Values(BSRMM_DTYPE_F32, BSRMM_DTYPE_F16),
@@ -99,7 +108,6 @@ TEST(WithValuesErrors, NameTheArgumentAndTheRule) {
   };
   expect_invalid(original.get(), nullptr, 0, "values is NULL");
   expect_invalid(original.get(), a.values.data(), BSRMM_CREATE_SORT_INDICES, "flags");
-  expect_invalid(original.get(), a.values.data(), BSRMM_CREATE_BORROW_VALUES, "CUDA device");
   expect_invalid(nullptr, a.values.data(), 0, "like");
   expect_invalid(original.get(), a.values.data() + 1, 0, "aligned");
   EXPECT_EQ(bsrmm_matrix_with_values(ctx.get(), original.get(), a.values.data(), cpu, 0, nullptr),

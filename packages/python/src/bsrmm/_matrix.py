@@ -562,9 +562,10 @@ class BsrMatrix(_SparseManners):
         for weights that change every step. ``data`` may be on the host or on this matrix's
         device.
 
-        ``borrow=True`` (CUDA matrices only) costs no copy: the new matrix reads ``data`` where
-        it lies, so nothing is allocated, copied or waited for (a CUDA graph capture can hold
-        it). ``data`` must then be on this matrix's device, of its dtype, C-contiguous and
+        ``borrow=True`` costs no copy: the new matrix reads ``data`` where it lies, so nothing
+        is allocated, copied or waited for (on a GPU a CUDA graph capture can hold it; on the
+        host it spares a copy into fresh memory). ``data`` must then be on this matrix's
+        device, of its dtype, C-contiguous and
         aligned, of shape (nnzb, block_height, block_width); anything that would need a copy
         is refused. The matrix keeps a reference to ``data``, so the array outlives it, but
         the caller keeps its contents unchanged while the matrix lives and until the products
@@ -594,13 +595,8 @@ class BsrMatrix(_SparseManners):
         """with_values(data, borrow=True): ``data`` read in place, or refused when it is not
         exactly what the core reads (no copy is ever made: a copy is what borrowing avoids)."""
         where = self.device
-        if not is_cuda(self._device):
-            raise UnsupportedError(
-                f"borrow=True needs a CUDA matrix (this one is on {where}): a matrix on the "
-                "host copies its values; pass borrow=False"
-            )
         values = _arrays.view(data, "data", stream=stream)
-        if not same_device(values.device, self._device) or not is_cuda(values.device):
+        if not same_device(values.device, self._device):
             raise InvalidArgumentError(
                 f"data is on {device_name(values.device)} but the matrix is on {where}, and "
                 f"borrow=True reads data where it lies: move data to {where}, or pass "
