@@ -39,11 +39,13 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 from typing import Any, Callable, Dict, List
 
 import torch
 import torch.distributed as dist
+from torch.profiler import ProfilerActivity, profile
 
 from bsrmm.torch import BsrLinear
 from bsrmm.torch.parallel import (ColumnParallelBsrLinear, RowParallelBsrLinear, pair_feature_bounds,
@@ -239,10 +241,6 @@ def _per_rank(column: ColumnParallelBsrLinear, row: RowParallelBsrLinear, x: tor
 def _profile(step: Callable[[], Any], device: torch.device) -> Dict[str, Any]:
     """The kernels (and copies) of the second of two steps on the first and last rank: name,
     stream, start and length in microseconds from the step's first kernel."""
-    import tempfile
-
-    from torch.profiler import ProfilerActivity, profile
-
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with torch.no_grad(), profile(activities=activities) as prof:
         for _ in range(2):
@@ -252,7 +250,8 @@ def _profile(step: Callable[[], Any], device: torch.device) -> Dict[str, Any]:
                 torch.cuda.synchronize(device)
     with tempfile.NamedTemporaryFile(suffix=".json") as trace:
         prof.export_chrome_trace(trace.name)
-        events = json.load(open(trace.name))["traceEvents"]
+        with open(trace.name) as exported:
+            events = json.load(exported)["traceEvents"]
     kernels = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
                      key=lambda e: e["ts"])
     half = len(kernels) // 2
@@ -284,7 +283,9 @@ def _summarize(paths: List[str]) -> None:
     so a chunked row's own one-rank time would flatter it)."""
     runs = sorted((json.load(open(path)) for path in paths), key=lambda run: run["world_size"])
     base = next((run for run in runs if run["world_size"] == 1), None)
-    rows = lambda run: sorted(k for k in run if k.startswith("chunks_") or k == "default")
+    def rows(run: Dict[str, Any]) -> List[str]:
+        return sorted(k for k in run if k.startswith("chunks_") or k == "default")
+
     if base is not None:
         one_gpu = {time: min(base[key][time] for key in rows(base))
                    for time in ("forward_ms", "forward_backward_ms")}

@@ -136,7 +136,7 @@ def test_bad_arguments_are_refused_with_the_keyword():
 
 
 def test_auto_chunks_overlap_only_large_cuda_batches_across_ranks():
-    from bsrmm.torch.parallel._layers import AUTO_CHUNK_TOKENS, AUTO_CHUNKS, auto_chunks
+    from bsrmm.torch.parallel._overlap import AUTO_CHUNK_TOKENS, AUTO_CHUNKS, auto_chunks
 
     enough = torch.empty(AUTO_CHUNKS * AUTO_CHUNK_TOKENS, 8)
     assert auto_chunks(enough, 4) == 1  # gloo on the CPU: nothing to overlap with

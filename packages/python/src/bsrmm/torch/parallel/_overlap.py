@@ -39,6 +39,24 @@ def multiply_budget(device: torch.device, comm_sm_margin: int) -> int:
     return max(1, sms - comm_sm_margin)
 
 
+# Measured on 4 and 2 H200s (perf-log 60; the issue's MLP, 8192 tokens): 4 chunks with 32 SMs
+# left to NCCL made the forward 1.12x and forward + backward 1.05x as fast as one all-reduce on
+# 4 GPUs (2.08 -> 1.87 ms, 7.15 -> 6.81 ms) and no slower on 2; 16 SMs gained nothing. Below
+# 512 tokens a chunk, a chunk's multiply is too short to hide its reduction under and the
+# launches only add up.
+AUTO_CHUNKS = 4
+AUTO_CHUNK_TOKENS = 512
+
+
+def auto_chunks(tokens: torch.Tensor, world_size: int) -> int:
+    """The chunks RowParallelBsrLinear(overlap_chunks=None) cuts a forward's tokens into:
+    AUTO_CHUNKS on CUDA with other ranks and at least AUTO_CHUNK_TOKENS tokens a chunk, else 1
+    (one all-reduce; gloo shares the CPU's cores with the multiply, so nothing overlaps there)."""
+    if not tokens.is_cuda or world_size < 2 or tokens.shape[0] < AUTO_CHUNKS * AUTO_CHUNK_TOKENS:
+        return 1
+    return AUTO_CHUNKS
+
+
 class _ChunkedRowReduce(Function):
     """``all_reduce(x @ W^T)`` with the tokens in ``chunks``, each chunk's reduction started as
     soon as its multiply is queued; the backward is the unchunked layer's."""
