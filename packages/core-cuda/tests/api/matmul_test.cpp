@@ -355,7 +355,14 @@ TEST(MatmulSpecialValues, GeluAndSiluAtTheirEnds) {
           options.activation = act;
           options.bias = bias_array.bytes().data();
           bsrmm_dense bd = b.desc(), cd = c.desc();
-          matmul(ctx, m, bd, cd, options);
+          try {
+            matmul(ctx, m, bd, cd, options);
+          } catch (const Error& error) {
+            // cpu_rowwise_simd needs AVX-512; where it is absent (or BSRMM_CPU_ISA=avx2) it
+            // refuses by name and the other two variants carry the test.
+            if (std::string(variant) == "cpu_rowwise_simd" && error.status() == BSRMM_STATUS_UNSUPPORTED) continue;
+            throw;
+          }
           const Expected z = reference_matmul(a.to_dense(), 24, 16, BSRMM_OP_NONE, b, c_before, 1.0, 0.0, &bias,
                                               BSRMM_ACTIVATION_NONE);
           const double tolerance = dtype == BSRMM_DTYPE_F32 ? 1e-5 : 1e-12;
