@@ -5,6 +5,8 @@
 
 #include <bsrmm/bsrmm.h>
 
+#include "isa_clones.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +14,15 @@
 #include <type_traits>
 
 namespace bsrmm::cpu {
+
+// GELU's (tanh approximation's) t in x / (1 + exp(-t)): 2 sqrt(2 / pi) (x + 0.044715 x^3).
+constexpr double gelu_scale = 1.5957691216057308;  // 2 sqrt(2 / pi)
+constexpr double gelu_cubic = 0.044715;
+
+template <typename T>
+BSRMM_CPU_INLINE T gelu_gate(T x) {
+  return T(gelu_scale) * (x + T(gelu_cubic) * x * x * x);
+}
 
 template <typename T>
 inline T activate(T x, bsrmm_activation activation) {
@@ -26,8 +37,7 @@ inline T activate(T x, bsrmm_activation activation) {
       // 0.5 x (1 + tanh(u)) written as x / (1 + exp(-2u)), the same function: one exp where
       // std::tanh cost 3.6x as much (27.4 against 14.5 ms for a 2048 x 1024 layer's output on
       // one core, silu's form; perf-log 61), and no cancellation in 1 + tanh(u) for x << 0.
-      const T two_k = T(1.5957691216057308);  // 2 sqrt(2 / pi)
-      return x / (T(1) + std::exp(-two_k * (x + T(0.044715) * x * x * x)));
+      return x / (T(1) + std::exp(-gelu_gate(x)));
     }
     case BSRMM_ACTIVATION_SILU:
       return x / (T(1) + std::exp(-x));
@@ -42,12 +52,6 @@ inline T activate(T x, bsrmm_activation activation) {
 // GELU of a 2048 x 1024 output cost ~4 ms, a third of its layer (perf-log 63). The kernels'
 // tile stores stage each row's values, run them through activate_run, then write them.
 
-#if defined(__GNUC__)
-#define BSRMM_EPILOGUE_INLINE inline __attribute__((always_inline))
-#else
-#define BSRMM_EPILOGUE_INLINE inline
-#endif
-
 // Four f32 lanes in GCC's vector extensions: SSE2 instructions every x86-64 has, emitted with no
 // auto-vectoriser in between, which gave up on these loops ("control flow": a select next to a
 // division or a float-to-int conversion, operations that may trap). Eight lanes ran 0.72 ns an
@@ -60,7 +64,7 @@ using i32x4 = int32_t __attribute__((vector_size(16)));
 // the callers carry NaN through x itself), n = round(x / ln 2) with the 1.5 * 2^23 trick, the
 // rest r in [-ln2/2, ln2/2] through Cephes' expf polynomial (~1 ulp), 2^n built in the
 // exponent bits.
-BSRMM_EPILOGUE_INLINE f32x4 exp_f32x4(f32x4 x) {
+BSRMM_CPU_INLINE f32x4 exp_f32x4(f32x4 x) {
   const f32x4 zero = {};
   x = x == x ? x : zero;
   x = x < -87.0f ? zero - 87.0f : x;
@@ -81,19 +85,21 @@ BSRMM_EPILOGUE_INLINE f32x4 exp_f32x4(f32x4 x) {
 
 // x / (1 + exp(-t)) lane by lane, GELU's and SiLU's form; 0 where x < -88, where both round to
 // zero in f32 and -inf would give NaN. NaN stays NaN, +inf stays +inf.
-BSRMM_EPILOGUE_INLINE f32x4 gate_f32x4(f32x4 x, f32x4 t) {
+BSRMM_CPU_INLINE f32x4 gate_f32x4(f32x4 x, f32x4 t) {
   const f32x4 zero = {};
   const f32x4 numerator = x < -88.0f ? zero : x;
   return numerator / (1.0f + exp_f32x4(zero - t));
 }
 
-BSRMM_EPILOGUE_INLINE f32x4 activate_f32x4(f32x4 x, bsrmm_activation activation) {
-  if (activation == BSRMM_ACTIVATION_GELU) return gate_f32x4(x, 1.5957691216057308f * (x + 0.044715f * x * x * x));
+BSRMM_CPU_INLINE f32x4 activate_f32x4(f32x4 x, bsrmm_activation activation) {
+  if (activation == BSRMM_ACTIVATION_GELU) {
+    return gate_f32x4(x, float(gelu_scale) * (x + float(gelu_cubic) * x * x * x));
+  }
   return gate_f32x4(x, x);  // SiLU
 }
 
 // `values[0 .. count)` through GELU or SiLU (activation is one of them) in place, four at a time.
-BSRMM_EPILOGUE_INLINE void activate_run(float* values, int64_t count, bsrmm_activation activation) {
+BSRMM_CPU_INLINE void activate_run(float* values, int64_t count, bsrmm_activation activation) {
   int64_t i = 0;
   for (; i + 4 <= count; i += 4) {
     f32x4 x;
@@ -123,7 +129,7 @@ inline bool smooth_activation(bsrmm_activation activation) {
 // A tile store whose activation runs in vector loops: row m's values (value(m, j): alpha * acc,
 // beta * C, the bias) staged 256 at a time, activated, then written to c[at(m, j)] (any layout).
 template <typename Value, typename At>
-BSRMM_EPILOGUE_INLINE void store_activated(float* c, int rows, int64_t count, const Value& value,
+BSRMM_CPU_INLINE void store_activated(float* c, int rows, int64_t count, const Value& value,
                                            const At& at, bsrmm_activation activation) {
   constexpr int64_t run = 256;
   float staged[run];
