@@ -3,7 +3,9 @@
 // of the dequantised operands: every pairing of E4M3 / E5M2, every kind of A's scales, B's scale
 // per tensor (host) or per column (device memory), C in f32, f16 and bf16 starting as NaN.
 // op(A) = A^T too. Per-column scales in host memory are UNSUPPORTED on a GPU (the kernel reads
-// them in place).
+// them in place). The sm90 fp8 row tiles (TMA + fp8 wgmma, B column-major), each forced by name
+// on its block shape, N past and inside a tile, every kind of A's scales, with beta, a bias and
+// an activation.
 #include "../support/dense_reference.hpp"
 #include "../support/fp8_operands.hpp"
 #include "gpu_test_support.hpp"
@@ -13,6 +15,18 @@
 
 namespace bsrmm::test {
 namespace {
+
+// Device 0 runs the sm90 kernels (compute capability 9.0).
+bool sm90a_device(std::string* why) {
+  if (!gpu_available(why)) return false;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
+    *why = "the sm90 kernels need compute capability 9.0; device 0 is " + std::to_string(prop.major) + "." +
+           std::to_string(prop.minor);
+    return false;
+  }
+  return true;
+}
 
 const char* pair_name(bsrmm_dtype a, bsrmm_dtype b) {
   const bool a4 = a == BSRMM_DTYPE_FLOAT8_E4M3, b4 = b == BSRMM_DTYPE_FLOAT8_E4M3;
@@ -28,16 +42,29 @@ struct GpuFp8Case {
   bool per_column;
 };
 
+// The problem's shape and epilogue: A block_rows x block_cols blocks of bh x bw at `density`,
+// B with n columns in `b_layout`.
+struct Fp8Shape {
+  int64_t block_rows = 3, block_cols = 2;
+  int32_t bh = 48, bw = 64;  // odd block height
+  double density = 0.6;
+  int64_t n = 40;
+  bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR;
+  double beta = 0.0;
+  bool bias = false;
+  bsrmm_activation activation = BSRMM_ACTIVATION_NONE;
+};
+
 // One multiply on cuda:0 with `variant` forced ("" for the heuristic's pick); returns the status.
 bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t seed, bool device_scales = true,
-                      bsrmm_op op_a = BSRMM_OP_NONE) {
+                      bsrmm_op op_a = BSRMM_OP_NONE, const Fp8Shape& shape = {}) {
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
   bsrmm_context_t raw = nullptr;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &raw));
   ContextHandle ctx(raw);
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_set_variant(ctx.get(), variant.c_str()));
   Random rng(seed);
-  HostBsr a = random_bsr(rng, 3, 2, 48, 64, 0.6, k.a);  // 144 x 128, odd block height
+  HostBsr a = random_bsr(rng, shape.block_rows, shape.block_cols, shape.bh, shape.bw, shape.density, k.a);
   const std::vector<float> a_scales = random_scales(rng, scale_count(a, k.a_kind));
   const bsrmm_bsr_desc desc = a.desc();
   const bsrmm_scales a_scale_desc = scales_of(a_scales, k.a_kind);
@@ -47,7 +74,7 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
 
   const bool transposed = op_a == BSRMM_OP_TRANSPOSE;
   const int64_t op_rows = transposed ? a.cols : a.rows;
-  HostDense b(transposed ? a.rows : a.cols, 40, k.b);
+  HostDense b(transposed ? a.rows : a.cols, shape.n, k.b, shape.b_layout);
   fill_random(b, rng);
   const std::vector<float> b_scales = random_scales(rng, k.per_column ? b.cols() : 1);
   DeviceBuffer b_buffer(b.bytes().size());
@@ -60,20 +87,31 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
     b_scale_desc.device = gpu;
   }
   HostDense c(op_rows, b.cols(), k.c);  // NaN everywhere: beta = 0 must not read it
+  if (shape.beta != 0.0) fill_random(c, rng);
+  const HostDense c_before = c;
   DeviceBuffer c_buffer(c.bytes().size());
   c_buffer.upload(c.bytes().data(), c.bytes().size());
-  const bsrmm_dense b_desc{b_buffer.get(), b.rows(), b.cols(), b.ld(), BSRMM_LAYOUT_ROW_MAJOR, k.b, gpu};
+  HostDense bias(op_rows, 1, k.c);
+  fill_random(bias, rng);
+  DeviceBuffer bias_buffer(bias.bytes().size());
+  bias_buffer.upload(bias.bytes().data(), bias.bytes().size());
+  std::vector<double> bias_values;
+  for (int64_t i = 0; i < op_rows; ++i) bias_values.push_back(bias.get(i, 0));
+  const bsrmm_dense b_desc{b_buffer.get(), b.rows(), b.cols(), b.ld(), shape.b_layout, k.b, gpu};
   bsrmm_dense c_desc{c_buffer.get(), c.rows(), c.cols(), c.ld(), BSRMM_LAYOUT_ROW_MAJOR, k.c, gpu};
   bsrmm_matmul_options options = bsrmm_matmul_options_default();
   options.b_scales = &b_scale_desc;
   options.op_a = op_a;
+  options.beta = shape.beta;
+  options.activation = shape.activation;
+  if (shape.bias) options.bias = bias_buffer.get();
   const bsrmm_status status = bsrmm_matmul(ctx.get(), a_handle.get(), &b_desc, &c_desc, &options);
   if (status != BSRMM_STATUS_SUCCESS) return status;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
   c_buffer.download(c.bytes().data(), c.bytes().size());
-  const HostDense no_c(op_rows, b.cols(), k.c);
   expect_matches(c, reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, op_a,
-                                     dequantised(b, b_scales), no_c, 1.0, 0.0, nullptr, BSRMM_ACTIVATION_NONE),
+                                     dequantised(b, b_scales), c_before, 1.0, shape.beta,
+                                     shape.bias ? &bias_values : nullptr, shape.activation),
                  variant.empty() ? "heuristic" : variant);
   const std::string ran = bsrmm_context_last_variant(ctx.get());
   EXPECT_NE(ran.find(pair_name(k.a, k.b)), std::string::npos) << ran;
@@ -107,6 +145,56 @@ TEST(GpuFp8, TransposedAKeepsEachBlocksScale) {
     SCOPED_TRACE("A scales kind " + std::to_string(kind));
     EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_TRANSPOSE));
   }
+}
+
+// The sm90 fp8 row tiles, each on its block shape: N inside one tile and past several (not a
+// multiple of the tile), block rows with no block, every kind of A's scales, one B scale or
+// one per column, beta / bias / activation. Each small case also runs for the heuristic's pick.
+TEST(GpuFp8, Sm90RowTilesMatchFloat64) {
+  std::string why;
+  if (!sm90a_device(&why)) GTEST_SKIP() << why;
+  struct Tile {
+    const char* name;  // after the operands: "_b128_rowtile_n128_bcol"
+    int32_t bh, bw;
+  };
+  const Tile tiles[] = {{"b128_rowtile_n128_bcol", 128, 128}, {"b64_rowtile_n256_bcol", 64, 64},
+                        {"b64_rowtile_n128_bcol", 64, 64},    {"b128x64_rowtile_n128_bcol", 128, 64},
+                        {"b64x128_rowtile_n256_bcol", 64, 128}};
+  const GpuFp8Case pairs[] = {
+      {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
+      {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
+      {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_F16, BSRMM_SCALE_PER_BLOCK, false}};
+  uint64_t seed = 2900;
+  for (const Tile& tile : tiles)
+    for (const GpuFp8Case& pair : pairs)
+      for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW})
+        for (bool large : {false, true}) {
+          // Large: 40 block rows x 4 N tiles of 128 (or 2 of 256), more tiles than SMs, so each
+          // persistent CTA runs several; for the first pairing only (the float64 reference
+          // takes ~1 s a case on the host).
+          if (large && &pair != &pairs[0]) continue;
+          GpuFp8Case k = pair;
+          k.a_kind = kind;
+          k.per_column = large;
+          Fp8Shape shape;
+          shape.block_rows = large ? 40 : 5;
+          shape.block_cols = 4;
+          shape.bh = tile.bh;
+          shape.bw = tile.bw;
+          shape.density = 0.45;
+          shape.n = large ? 392 : 40;
+          shape.b_layout = BSRMM_LAYOUT_COL_MAJOR;
+          shape.beta = large ? 0.5 : 0.0;
+          shape.bias = true;
+          shape.activation = large ? BSRMM_ACTIVATION_GELU : BSRMM_ACTIVATION_NONE;
+          const std::string variant =
+              std::string("sm90_tma_wgmma_") + pair_name(k.a, k.b) + "_" + c_name(k.c) + "_" + tile.name;
+          SCOPED_TRACE(variant + " N " + std::to_string(shape.n) + " A scales kind " + std::to_string(kind));
+          EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
+          if (!large) {
+            EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape));
+          }
+        }
 }
 
 TEST(GpuFp8, PerColumnScalesInHostMemoryAreUnsupported) {

@@ -50,6 +50,11 @@ static_assert(offsetof(KernelParams, alpha) % 8 == 0 && offsetof(KernelParams, t
 struct RowTileParams : KernelParams {
   CUtensorMap c_map;   // C as a [M, N] tensor
   int32_t b_zero_row;  // a row of B's map past its end (row-major B: a K row past B's last)
+  // fp8 only (Fp8Operands): A's scales (1, per block row or per block, by a_scale_kind) and
+  // B's per-column scales, or null when B has one scale (then folded into alpha).
+  bsrmm_scale_kind a_scale_kind;
+  const float* a_scales;
+  const float* b_column_scales;
 };
 
 // Transposed tiles (transposed_kernel.cuh) walk each row group's merged columns.

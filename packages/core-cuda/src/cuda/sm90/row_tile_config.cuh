@@ -15,6 +15,7 @@ struct RowTileShape {
   Schedule schedule = Schedule::SplitTile;
   Layout b_layout = Layout::RowMajor;
   Layout c_layout = Layout::RowMajor;
+  int element_bytes = 2;  // of A and B: 2 (f16 / bf16) or 1 (fp8, Fp8Elements)
 };
 
 template <typename... Options>
@@ -32,6 +33,8 @@ struct RowTileConfig {
   // would fill only half of those 128-byte rows, so blocks that narrow take row-major B only.
   static constexpr bool kColMajorB = kShape.b_layout == Layout::ColMajor;
   static constexpr bool kColMajorC = kShape.c_layout == Layout::ColMajor;
+  static constexpr int kElementBytes = kShape.element_bytes;
+  static constexpr bool kFp8 = kElementBytes == 1;
 
   static_assert(kBlockH == 64 || kBlockH == 128, "row tiles take blocks 64 or 128 high");
   static_assert(!kPingPong || kBlockH == 64, "ping-pong consumers take blocks 64 high");
@@ -41,15 +44,24 @@ struct RowTileConfig {
   static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
   // A stage is 64 deep in K (one 128-byte swizzle row of 16-bit A elements), 32 for N tiles 512
   // wide: their B slice alone would be 64 KB at depth 64, and only 2 such stages would fit.
-  static constexpr int kStageK = kTileN > 256 ? 32 : 64;
+  // fp8: one block's whole width (64 or 128 bytes), so that each stage is one block, whose
+  // product the consumers scale by its block's scale.
+  static constexpr int kStageK = kFp8 ? kBlockW : kTileN > 256 ? 32 : 64;
   // One block's A slice: its whole width up to a stage's depth, in the swizzle of that width.
   static constexpr int kSliceK = kBlockW < kStageK ? kBlockW : kStageK;
-  static constexpr int kSliceRowBytes = kSliceK * 2;
+  static constexpr int kSliceRowBytes = kSliceK * kElementBytes;
   static constexpr int kBlocksPerStage = kStageK / kSliceK;  // 2 for 32-wide blocks
   static constexpr int kStagesPerBlock = kBlockW / kSliceK;  // 2 for 128-wide blocks
-  static constexpr int kStepsPerSlice = kSliceK / 16;        // wgmma k16 steps
-  static_assert(!kColMajorB || (kBlocksPerStage == 1 && kStageK == 64),
-                "column-major B needs blocks >= 64 wide and 64-deep stages");
+  static constexpr int kStepK = 32 / kElementBytes;          // K per wgmma: k16, or k32 for fp8
+  static constexpr int kStepsPerSlice = kSliceK / kStepK;
+  // Column-major B: a B chunk row is kStageK of K (kBRowBytes), K-major like A's slices.
+  static constexpr int kBRowBytes = kStageK * kElementBytes;
+  static_assert(!kColMajorB || (kBlocksPerStage == 1 && kBRowBytes >= 64),
+                "column-major B needs blocks >= 64 wide and stages of 64 bytes of K or more");
+  // fp8 wgmma reads both operands K-major only; a consumer holds two sets of accumulators.
+  static_assert(!kFp8 || (kColMajorB && !kColMajorC && kCluster == 1 && !kPingPong && kTileN <= 256 &&
+                          kBlockW >= 64 && kStagesPerBlock == 1),
+                "fp8 row tiles: column-major B, row-major C, one stage per block, N tiles <= 256");
   static_assert(kCluster == 1 || kBlocksPerStage == 1, "A multicast takes one block per stage");
   // Who owns what of a tile: block 128, a consumer each 64 of its rows; block 64, both the same
   // rows and half the N tile each, or (ping-pong) a consumer each whole tile in turn.
@@ -59,9 +71,10 @@ struct RowTileConfig {
   // Consumer warps that release a stage (lane 0 of each warp that reads it), per CTA.
   static constexpr int kReleasingWarps = kPingPong ? 4 : 8;
   static_assert(kConsumerN == 64 || kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
+  static_assert(!kFp8 || kConsumerN <= 128, "fp8 consumers keep 2 x kConsumerN / 2 accumulators");
   static constexpr int kASliceBytes = kBlockH * kSliceRowBytes;
   static constexpr int kABytes = kBlocksPerStage * kASliceBytes;
-  static constexpr int kBChunkBytes = kStageK * 64 * 2;  // kStageK rows x 64 columns
+  static constexpr int kBChunkBytes = kStageK * 64 * kElementBytes;  // kStageK x 64 columns
   static constexpr int kBBytes = (kTileN / 64) * kBChunkBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
   // Epilogue staging per consumer: kStagingChunks 64 x 64 chunks (one 128B-swizzled TMA store

@@ -2,11 +2,19 @@
 // into its 64 x kConsumerN accumulators. Each stage's wgmma group stays in flight while the
 // next stage is issued; a stage goes back to the producer once the group after it was issued
 // (wgmma_wait<1>), and the last one when the tile's accumulators are complete (finish).
+//
+// fp8 with a scale per block (run_scaled): a stage is one block, whose product must be scaled
+// before it joins the sum, so each stage's wgmma group writes a second set of accumulators
+// (the block's product; its first k32 step overwrites them, so they are never zeroed), which
+// the consumer waits for and adds to the sum times the block's scale, as DeepGEMM promotes its
+// fp8 partial sums. The other consumer's wgmma run while this one adds, so the tensor cores
+// stay fed with two consumers per CTA.
 #pragma once
 
 #include "cluster.cuh"
 #include "mbarrier.cuh"
 #include "pipeline.cuh"
+#include "row_tile_operands.cuh"
 #include "row_tile_smem.cuh"
 #include "smem.cuh"
 #include "wgmma.cuh"
@@ -32,27 +40,32 @@ struct RowTileMainloop {
     if constexpr (Config::kCluster > 1) mbarrier_arrive_cluster(&smem.empty()[stage], rank ^ 1u);
   }
 
-  // The wgmma k16 steps of the stage at the ring's position: A (this consumer's 64 rows)
-  // K-major from its slices; B from the panel (this consumer's half of it when the N tile is
-  // split), N-major, or K-major when B is column-major.
-  __device__ __forceinline__ void issue_stage(float (&acc)[kN / 2]) {
+  // The wgmma k16 (fp8: k32) steps of the stage at the ring's position: A (this consumer's 64
+  // rows) K-major from its slices; B from the panel (this consumer's half of it when the N tile
+  // is split), N-major, or K-major when B is column-major. `accumulate` 0: the stage's first
+  // step overwrites acc (fp8 only).
+  __device__ __forceinline__ void issue_stage(float (&acc)[kN / 2], int accumulate = 1) {
     uint8_t* stage = smem.stage(ring.stage);
     const uint32_t a_start = smem_address(stage) + (Config::kSplitM ? consumer * 64 * Config::kSliceRowBytes : 0);
     const uint32_t b_start = smem_address(stage + Config::kABytes) +
                              (Config::kSplitN ? consumer * (kN / 64) * Config::kBChunkBytes : 0);
     wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < Config::kStageK / 16; ++k) {
-      // Step k reads A slice k / kStepsPerSlice, 16 columns (32 bytes) at a time along its rows.
+    for (int k = 0; k < Config::kStageK / Config::kStepK; ++k) {
+      // Step k reads A slice k / kStepsPerSlice, 32 bytes (16 or 32 columns) at a time along its rows.
       const uint32_t a_at = a_start + (k / Config::kStepsPerSlice) * Config::kASliceBytes +
                             (k % Config::kStepsPerSlice) * 32;
       const uint64_t a =
           wgmma_descriptor(a_at, 16, 8 * Config::kSliceRowBytes, swizzle_for_row(Config::kSliceRowBytes));
       const uint64_t b =
           Config::kColMajorB
-              ? wgmma_descriptor(b_start + k * 32, 16, 1024, Swizzle::b128)
+              ? wgmma_descriptor(b_start + k * 32, 16, 8 * Config::kBRowBytes, swizzle_for_row(Config::kBRowBytes))
               : wgmma_descriptor(b_start + k * 16 * 128, Config::kBChunkBytes, 1024, Swizzle::b128);
-      wgmma_m64k16<T, kN, 0, Config::kColMajorB ? 0 : 1>(acc, a, b);
+      if constexpr (RowTileTypes<T>::kFp8)
+        wgmma_m64k32_fp8<typename RowTileTypes<T>::A, typename RowTileTypes<T>::B, kN>(acc, a, b,
+                                                                                      k > 0 ? 1 : accumulate);
+      else
+        wgmma_m64k16<T, kN, 0, Config::kColMajorB ? 0 : 1>(acc, a, b);
     }
     wgmma_commit();
   }
@@ -72,6 +85,26 @@ struct RowTileMainloop {
       ring.advance();
     }
     return previous;
+  }
+
+  // fp8, a scale per block: the tile's `steps` stages (one block each), each block's product
+  // (into `block`) added to acc times its scale, block_scales[step]. Every stage is handed back
+  // here; finish() then has none to wait for (pass it -1).
+  __device__ __forceinline__ void run_scaled(float (&acc)[kN / 2], float (&block)[kN / 2], int steps,
+                                             const float* block_scales) {
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) acc[i] = 0.0f;
+    for (int step = 0; step < steps; ++step) {
+      const float scale = __ldg(block_scales + step);  // in flight during the wait
+      mbarrier_wait(&smem.full()[ring.stage], ring.phase);
+      issue_stage(block, 0);
+      wgmma_wait<0>();
+      wgmma_fence_operands(block);
+      release(ring.stage);
+      ring.advance();
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(scale, block[i], acc[i]);
+    }
   }
 
   // Waits for the last wgmma group and hands its stage back.

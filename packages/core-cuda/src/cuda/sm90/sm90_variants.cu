@@ -15,6 +15,7 @@ std::vector<Variant> sm90_variants() {
   sm90::append_transposed_variants<__half>(list);
   sm90::append_row_tile_variants<__nv_bfloat16>(list);
   sm90::append_transposed_variants<__nv_bfloat16>(list);
+  sm90::append_fp8_row_tile_variants(list);
   return list;
 }
 

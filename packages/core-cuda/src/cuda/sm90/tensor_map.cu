@@ -44,13 +44,15 @@ CUtensorMapSwizzle swizzle_mode(TmaSwizzle swizzle) {
 // dims / box innermost first; strides (bytes) of every dimension but the innermost.
 CUtensorMap encode(const Tensor2d& tensor, cuuint32_t rank, const cuuint64_t* dims,
                    const cuuint64_t* strides, const cuuint32_t* box, TmaSwizzle swizzle) {
-  if (tensor.element_bytes != 2)
+  if (tensor.element_bytes != 2 && tensor.element_bytes != 1)
     detail::fail(BSRMM_STATUS_INTERNAL, "tensor map: element_bytes ", tensor.element_bytes,
-                 " (only 2-byte elements are mapped)");
+                 " (only 1- and 2-byte elements are mapped)");
   CUtensorMap map;
   const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUtensorMapDataType type =
+      tensor.element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
   const CUresult result = encode_tiled()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, rank, const_cast<void*>(tensor.data), dims, strides,
+      &map, type, rank, const_cast<void*>(tensor.data), dims, strides,
       box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(swizzle),
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS)

@@ -22,7 +22,7 @@ struct Tensor2d {
   uint64_t cols;           // innermost extent, elements
   uint64_t rows;
   uint64_t row_bytes;      // stride between rows: a multiple of 16
-  uint32_t element_bytes;  // 2: f16 / bf16
+  uint32_t element_bytes;  // 2: f16 / bf16; 1: fp8
 };
 
 // A map whose box is box_cols x box_rows elements, landing in shared memory with `swizzle`

@@ -64,6 +64,16 @@ struct CColMajor {
   }
 };
 
+// Row tiles: A and B in fp8 (1-byte elements; RowTileTypes of Fp8Operands). Stages then hold a
+// block's whole width (64 or 128 bytes of K), B comes K-major (with BColMajor) and a consumer
+// keeps its tile's sum and one block's product apart, to scale each block (row_tile_mainloop.cuh).
+struct Fp8Elements {
+  template <typename Shape>
+  static constexpr void apply(Shape& shape) {
+    shape.element_bytes = 1;
+  }
+};
+
 // C rows per tile (transposed tiles).
 template <int Count>
 struct Rows {

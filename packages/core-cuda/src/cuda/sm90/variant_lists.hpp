@@ -12,5 +12,7 @@ template <typename T>
 void append_row_tile_variants(std::vector<Variant>& list);
 template <typename T>
 void append_transposed_variants(std::vector<Variant>& list);
+// fp8 A and B (row tiles only; fp8_row_tile_variants.cu): every pairing it builds, C bf16 / f16.
+void append_fp8_row_tile_variants(std::vector<Variant>& list);
 
 }  // namespace bsrmm::cuda::sm90

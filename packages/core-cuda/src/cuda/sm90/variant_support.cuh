@@ -12,6 +12,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,12 +29,20 @@ namespace bsrmm::cuda::sm90 {
 
 template <typename T>
 constexpr bsrmm_dtype dtype_of() {
-  return std::is_same_v<T, __half> ? BSRMM_DTYPE_F16 : BSRMM_DTYPE_BF16;
+  if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return BSRMM_DTYPE_FLOAT8_E4M3;
+  else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) return BSRMM_DTYPE_FLOAT8_E5M2;
+  else return std::is_same_v<T, __half> ? BSRMM_DTYPE_F16 : BSRMM_DTYPE_BF16;
 }
 
 template <typename T>
 inline const char* dtype_name() {
   return std::is_same_v<T, __half> ? "f16" : "bf16";
+}
+
+// "e4m3" / "e5m2", as the variant names spell fp8 formats (the generic kernel's too).
+template <typename T>
+inline const char* fp8_format_name() {
+  return std::is_same_v<T, __nv_fp8_e4m3> ? "e4m3" : "e5m2";
 }
 
 inline bool aligned16(const void* pointer) { return (reinterpret_cast<uintptr_t>(pointer) & 15) == 0; }
@@ -50,23 +59,31 @@ inline bool runs_sm90a_code(const void* kernel) {
 }
 
 // What every sm90 kernel needs of the arguments besides its block shape (which each family
-// checks). B and C are row-major unless the variant reads or stores column-major tiles.
-template <typename T>
-bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
-                     bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR,
-                     bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR) {
+// checks): A, B and C of the given dtypes (B's elements `b_bytes` long), B and C row-major
+// unless the variant reads or stores column-major tiles.
+inline bool supports_operands(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes, bsrmm_dtype a_dtype,
+                              bsrmm_dtype b_dtype, bsrmm_dtype c_dtype, int b_bytes, bsrmm_layout c_layout,
+                              bsrmm_layout b_layout) {
   const BsrView& a = args.a;
   const int64_t n = args.b.cols;
   return device.cc_major == 9 && device.cc_minor == 0 &&
-         device.max_smem_per_block_optin >= smem_bytes && a.dtype == dtype_of<T>() &&
-         args.b.dtype == a.dtype && args.c.dtype == a.dtype && args.b.layout == b_layout &&
-         args.c.layout == c_layout &&
+         device.max_smem_per_block_optin >= smem_bytes && a.dtype == a_dtype && args.b.dtype == b_dtype &&
+         args.c.dtype == c_dtype && args.b.layout == b_layout && args.c.layout == c_layout &&
          // TMA: 16-byte aligned bases and row strides; int32 box coordinates.
          a.nnzb >= 1 && (a.nnzb + 1) * a.block_height <= INT_MAX &&
          a.block_col_count * a.block_width <= INT_MAX && a.block_row_count >= 1 &&
          a.block_row_count * a.block_height <= INT_MAX && n >= 1 && n % 8 == 0 &&
-         n <= INT_MAX / 2 && args.b.ld % 8 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
+         n <= INT_MAX / 2 && (args.b.ld * b_bytes) % 16 == 0 && args.c.ld % 8 == 0 && aligned16(a.values) &&
          aligned16(args.b.data) && aligned16(args.c.data);
+}
+
+// The same for f16 / bf16 kernels: A, B and C all of T.
+template <typename T>
+bool supports_common(const MatmulArgs& args, const DeviceTraits& device, int smem_bytes,
+                     bsrmm_layout c_layout = BSRMM_LAYOUT_ROW_MAJOR,
+                     bsrmm_layout b_layout = BSRMM_LAYOUT_ROW_MAJOR) {
+  return supports_operands(args, device, smem_bytes, dtype_of<T>(), dtype_of<T>(), dtype_of<T>(), 2, c_layout,
+                           b_layout);
 }
 
 // Persistent: one CTA per SM, fewer when there are fewer tiles.
@@ -174,15 +191,15 @@ inline KernelParams base_params(const MatmulArgs& args, int tile_slots, int tile
 
 // A dense operand as stored: its contiguous dimension innermost (so a column-major B or C is
 // the tensor of its transpose).
-inline Tensor2d dense_tensor(const DenseView& d) {
+inline Tensor2d dense_tensor(const DenseView& d, uint32_t element_bytes = 2) {
   const bool rows_inner = d.layout == BSRMM_LAYOUT_COL_MAJOR;
   return {d.data, uint64_t(rows_inner ? d.rows : d.cols), uint64_t(rows_inner ? d.cols : d.rows),
-          uint64_t(d.ld) * 2, 2};
+          uint64_t(d.ld) * element_bytes, element_bytes};
 }
 
-inline Tensor2d values_tensor(const BsrView& a) {
+inline Tensor2d values_tensor(const BsrView& a, uint32_t element_bytes = 2) {
   return {a.values, uint64_t(a.block_width), uint64_t(a.nnzb) * a.block_height,
-          uint64_t(a.block_width) * 2, 2};
+          uint64_t(a.block_width) * element_bytes, element_bytes};
 }
 
 inline bool tile_count_fits(const MatmulArgs& args, int64_t slots, int tile_n) {

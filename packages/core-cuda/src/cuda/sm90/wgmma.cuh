@@ -3,7 +3,8 @@
 // the TMA used to write it (the two must agree, and swizzled tiles must start on the swizzle's
 // repeat boundary: 1024 B for 128B, 512 B for 64B, 256 B for 32B).
 //   K-major (rows of K contiguous, e.g. an A block row-major):   SBO = bytes between groups of
-//     8 rows; LBO unused. A k16 step inside the swizzle row moves the start by 32 bytes.
+//     8 rows; LBO unused. A k16 step (k32 for fp8) inside the swizzle row moves the start by 32
+//     bytes.
 //   MN-major (M or N contiguous, e.g. a row-major B panel):       LBO = bytes between 64-element
 //     MN chunks (128B swizzle), SBO = bytes between groups of 8 K rows (1024 for 128B rows).
 #pragma once
@@ -12,6 +13,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -73,6 +75,26 @@ __device__ inline void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t
     static_assert(N == 256, "wgmma_shapes.cuh has N = 16, 32, 64, 128, 256");
     if constexpr (bf16) wgmma_m64n256k16_bf16<TransA, TransB>(d, desc_a, desc_b);
     else wgmma_m64n256k16_f16<TransA, TransB>(d, desc_a, desc_b);
+  }
+}
+
+// d (m64 x N, f32) = A (m64 x k32) * B (k32 x N) (+ d when `accumulate` != 0), TA and TB
+// __nv_fp8_e4m3 or __nv_fp8_e5m2, both K-major.
+template <typename TA, typename TB, int N>
+__device__ inline void wgmma_m64k32_fp8(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  constexpr bool a4 = std::is_same_v<TA, __nv_fp8_e4m3>, b4 = std::is_same_v<TB, __nv_fp8_e4m3>;
+  static_assert((a4 || std::is_same_v<TA, __nv_fp8_e5m2>) && (b4 || std::is_same_v<TB, __nv_fp8_e5m2>));
+  static_assert(N == 64 || N == 128, "wgmma_shapes.cuh has fp8 N = 64, 128");
+  if constexpr (N == 64) {
+    if constexpr (a4 && b4) wgmma_m64n64k32_e4m3_e4m3(d, desc_a, desc_b, accumulate);
+    else if constexpr (a4) wgmma_m64n64k32_e4m3_e5m2(d, desc_a, desc_b, accumulate);
+    else if constexpr (b4) wgmma_m64n64k32_e5m2_e4m3(d, desc_a, desc_b, accumulate);
+    else wgmma_m64n64k32_e5m2_e5m2(d, desc_a, desc_b, accumulate);
+  } else {
+    if constexpr (a4 && b4) wgmma_m64n128k32_e4m3_e4m3(d, desc_a, desc_b, accumulate);
+    else if constexpr (a4) wgmma_m64n128k32_e4m3_e5m2(d, desc_a, desc_b, accumulate);
+    else if constexpr (b4) wgmma_m64n128k32_e5m2_e4m3(d, desc_a, desc_b, accumulate);
+    else wgmma_m64n128k32_e5m2_e5m2(d, desc_a, desc_b, accumulate);
   }
 }
 
