@@ -58,10 +58,10 @@ struct RowTileConfig {
   static constexpr int kBRowBytes = kStageK * kElementBytes;
   static_assert(!kColMajorB || (kBlocksPerStage == 1 && kBRowBytes >= 64),
                 "column-major B needs blocks >= 64 wide and stages of 64 bytes of K or more");
-  // fp8 wgmma reads both operands K-major only; a consumer holds two sets of accumulators.
-  static_assert(!kFp8 || (kColMajorB && !kColMajorC && kCluster == 1 && !kPingPong && kTileN <= 256 &&
-                          kBlockW >= 64 && kStagesPerBlock == 1),
-                "fp8 row tiles: column-major B, row-major C, one stage per block, N tiles <= 256");
+  // fp8 wgmma reads both operands K-major only.
+  static_assert(!kFp8 || (kColMajorB && !kColMajorC && kCluster == 1 && !kPingPong && kBlockW >= 64 &&
+                          kStagesPerBlock == 1),
+                "fp8 row tiles: column-major B, row-major C, one stage per block");
   static_assert(kCluster == 1 || kBlocksPerStage == 1, "A multicast takes one block per stage");
   // Who owns what of a tile: block 128, a consumer each 64 of its rows; block 64, both the same
   // rows and half the N tile each, or (ping-pong) a consumer each whole tile in turn.
@@ -71,7 +71,6 @@ struct RowTileConfig {
   // Consumer warps that release a stage (lane 0 of each warp that reads it), per CTA.
   static constexpr int kReleasingWarps = kPingPong ? 4 : 8;
   static_assert(kConsumerN == 64 || kConsumerN == 128 || kConsumerN == 256, "wgmma width per consumer");
-  static_assert(!kFp8 || kConsumerN <= 128, "fp8 consumers keep 2 x kConsumerN / 2 accumulators");
   static constexpr int kASliceBytes = kBlockH * kSliceRowBytes;
   static constexpr int kABytes = kBlocksPerStage * kASliceBytes;
   static constexpr int kBChunkBytes = kStageK * 64 * kElementBytes;  // kStageK x 64 columns

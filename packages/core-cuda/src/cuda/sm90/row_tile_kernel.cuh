@@ -50,24 +50,17 @@
 
 namespace bsrmm::cuda::sm90 {
 
-// fp8: the scales a finished fp8 tile still needs before its epilogue: A's one scale (of the
-// tensor, or of the tile's block row; per-block scales were applied stage by stage) and B's
-// scale of each column (one B scale is in alpha). The thread holds columns
-// col_base + 8j + 2(lane % 4) and the next, acc[4j .. 4j + 3] (rows r and r + 8).
+// fp8: B's per-column scales (one B scale is in alpha; A's were applied block by block). The
+// thread holds columns col_base + 8j + 2(lane % 4) and the next, acc[4j .. 4j + 3] (rows r and
+// r + 8).
 template <int N>
-__device__ __forceinline__ void scale_fp8_tile(float (&acc)[N / 2], const RowTileParams& p, int row, int col_base,
-                                               int lane) {
-  const float a_scale = p.a_scale_kind == BSRMM_SCALE_PER_BLOCK       ? 1.0f
-                        : p.a_scale_kind == BSRMM_SCALE_PER_BLOCK_ROW ? __ldg(p.a_scales + row)
-                                                                      : __ldg(p.a_scales);
+__device__ __forceinline__ void scale_columns(float (&acc)[N / 2], const float* column_scales, int n, int col_base,
+                                              int lane) {
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) {
     const int col = col_base + 8 * j + 2 * (lane % 4);
-    float s0 = a_scale, s1 = a_scale;
-    if (p.b_column_scales != nullptr && col < p.n) {
-      s0 *= __ldg(p.b_column_scales + col);
-      if (col + 1 < p.n) s1 *= __ldg(p.b_column_scales + col + 1);
-    }
+    const float s0 = col < n ? __ldg(column_scales + col) : 0.0f;
+    const float s1 = col + 1 < n ? __ldg(column_scales + col + 1) : 0.0f;
     acc[4 * j] *= s0;
     acc[4 * j + 1] *= s1;
     acc[4 * j + 2] *= s0;
@@ -93,8 +86,9 @@ __device__ __forceinline__ void consume_row_tiles(const RowTileParams& p, RowTil
   constexpr bool kFp8 = RowTileTypes<T>::kFp8;
   static_assert(RowTileTypes<T>::kElementBytes == Config::kElementBytes, "the config's element size is T's");
   float acc[kN / 2];
-  [[maybe_unused]] float block[kFp8 ? kN / 2 : 1];  // fp8: one block's product (run_scaled)
-  RowTileMainloop<T, Config> mainloop{smem, consumer, lane, rank, {}};
+  using Mainloop = RowTileMainloop<T, Config>;
+  [[maybe_unused]] float part_acc[kFp8 ? Mainloop::kPartN / 2 : 1];  // fp8: a block's product (run_scaled)
+  Mainloop mainloop{smem, consumer, lane, rank, {}};
   const RowTileEpilogue<typename RowTileTypes<T>::C, Config> epilogue{p, smem, consumer, warp, lane};
   // Ping-pong order: consumer c waits on barrier kOrder + c, which the other arrives on once
   // it has issued its main loop (and only when this consumer has a turn after it).
@@ -116,17 +110,20 @@ __device__ __forceinline__ void consume_row_tiles(const RowTileParams& p, RowTil
     const int col_base = n_tile * Config::kTileN + (Config::kSplitN ? consumer * kN : 0);
     int previous = -1;
     if constexpr (kFp8) {
-      if (p.a_scale_kind == BSRMM_SCALE_PER_BLOCK)
-        mainloop.run_scaled(acc, block, steps, p.a_scales + __ldg(p.row_ptr + row));
-      else
-        previous = mainloop.run(acc, steps);
+      // A's scale of each block: its own, its block row's or the tensor's.
+      const bool per_block = p.a_scale_kind == BSRMM_SCALE_PER_BLOCK;
+      const float* scales = per_block                                       ? p.a_scales + __ldg(p.row_ptr + row)
+                            : p.a_scale_kind == BSRMM_SCALE_PER_BLOCK_ROW ? p.a_scales + row
+                                                                           : p.a_scales;
+      mainloop.run_scaled(acc, part_acc, steps, scales, per_block ? 1 : 0);
     } else {
       previous = mainloop.run(acc, steps);
     }
     if constexpr (Config::kPingPong)
       if (!walk.last()) named_barrier_arrive(kOrder + (consumer ^ 1), 256);
     mainloop.finish(acc, previous);
-    if constexpr (kFp8) scale_fp8_tile<kN>(acc, p, row, col_base, lane);
+    if constexpr (kFp8)
+      if (p.b_column_scales != nullptr) scale_columns<kN>(acc, p.b_column_scales, p.n, col_base, lane);
     epilogue(acc, row * Config::kBlockH + (Config::kSplitM ? consumer * 64 : 0), col_base);
   }
   if (threadIdx.x % 128 == 0) bulk_wait<0>();  // stores must finish reading before exit
