@@ -149,55 +149,79 @@ TEST(GpuFp8, TransposedAKeepsEachBlocksScale) {
   }
 }
 
-// The sm90 fp8 row tiles, each on its block shape: N inside one tile and past several (not a
-// multiple of the tile), block rows with no block, every kind of A's scales, one B scale or
-// one per column, beta / bias / activation. Each small case also runs for the heuristic's pick.
+// The sm90 fp8 row tiles: the name after the operands ("b128_rowtile_n256_bcol") and the
+// block shape each takes.
+struct Fp8Tile {
+  const char* name;
+  int32_t bh, bw;
+};
+constexpr Fp8Tile kFp8Tiles[] = {{"b128_rowtile_n256_bcol", 128, 128},   {"b128_rowtile_n128_bcol", 128, 128},
+                                 {"b64_rowtile_n512_bcol", 64, 64},       {"b64_rowtile_n256_bcol", 64, 64},
+                                 {"b64_rowtile_n128_bcol", 64, 64},       {"b128x64_rowtile_n256_bcol", 128, 64},
+                                 {"b64x128_rowtile_n512_bcol", 64, 128}};
+
+std::string sm90_fp8_variant(const GpuFp8Case& k, const Fp8Tile& tile) {
+  return std::string("sm90_tma_wgmma_") + pair_name(k.a, k.b) + "_" + c_name(k.c) + "_" + tile.name;
+}
+
+// A problem of `block_rows` x 4 blocks of the tile's shape at density 0.45, B column-major
+// with n columns, a bias; the caller sets the rest.
+Fp8Shape fp8_tile_shape(const Fp8Tile& tile, int64_t block_rows, int64_t n) {
+  Fp8Shape shape;
+  shape.block_rows = block_rows;
+  shape.block_cols = 4;
+  shape.bh = tile.bh;
+  shape.bw = tile.bw;
+  shape.density = 0.45;
+  shape.n = n;
+  shape.b_layout = BSRMM_LAYOUT_COL_MAJOR;
+  shape.bias = true;
+  return shape;
+}
+
+// Each sm90 fp8 row tile on its block shape (5 block rows, N = 40: one tile wide, rows with no
+// block), every pairing it is built for, every kind of A's scales, B's one scale or one per
+// column, beta and an activation on some; forced, and the heuristic's pick on the same problem.
 TEST(GpuFp8, Sm90RowTilesMatchFloat64) {
   std::string why;
   if (!sm90a_device(&why)) GTEST_SKIP() << why;
-  struct Tile {
-    const char* name;  // after the operands: "_b128_rowtile_n128_bcol"
-    int32_t bh, bw;
-  };
-  const Tile tiles[] = {{"b128_rowtile_n256_bcol", 128, 128},   {"b128_rowtile_n128_bcol", 128, 128},
-                        {"b64_rowtile_n512_bcol", 64, 64},       {"b64_rowtile_n256_bcol", 64, 64},
-                        {"b64_rowtile_n128_bcol", 64, 64},       {"b128x64_rowtile_n256_bcol", 128, 64},
-                        {"b64x128_rowtile_n512_bcol", 64, 128}};
   const GpuFp8Case pairs[] = {
       {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
       {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
       {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_F16, BSRMM_SCALE_PER_BLOCK, false}};
   uint64_t seed = 2900;
-  for (const Tile& tile : tiles)
-    for (const GpuFp8Case& pair : pairs)
-      for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW})
-        for (bool large : {false, true}) {
-          // Large: more tiles than SMs for every tile width (150 block rows of 64 or 80 of 128,
-          // N = 392), so each persistent CTA runs several; for the first pairing only (the
-          // float64 reference takes 1-2 s a case on the host).
-          if (large && &pair != &pairs[0]) continue;
-          GpuFp8Case k = pair;
-          k.a_kind = kind;
-          k.per_column = large;
-          Fp8Shape shape;
-          shape.block_rows = large ? (tile.bh == 64 ? 150 : 80) : 5;
-          shape.block_cols = 4;
-          shape.bh = tile.bh;
-          shape.bw = tile.bw;
-          shape.density = 0.45;
-          shape.n = large ? 392 : 40;
-          shape.b_layout = BSRMM_LAYOUT_COL_MAJOR;
-          shape.beta = large ? 0.5 : 0.0;
-          shape.bias = true;
-          shape.activation = large ? BSRMM_ACTIVATION_GELU : BSRMM_ACTIVATION_NONE;
-          const std::string variant =
-              std::string("sm90_tma_wgmma_") + pair_name(k.a, k.b) + "_" + c_name(k.c) + "_" + tile.name;
-          SCOPED_TRACE(variant + " N " + std::to_string(shape.n) + " A scales kind " + std::to_string(kind));
-          EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
-          if (!large) {
-            EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape));
-          }
-        }
+  for (const Fp8Tile& tile : kFp8Tiles)
+    for (GpuFp8Case k : pairs)
+      for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW}) {
+        k.a_kind = kind;
+        k.per_column = kind != BSRMM_SCALE_PER_TENSOR;
+        Fp8Shape shape = fp8_tile_shape(tile, 5, 40);
+        shape.beta = kind == BSRMM_SCALE_PER_BLOCK_ROW ? -1.5 : 0.0;
+        shape.activation = kind == BSRMM_SCALE_PER_BLOCK ? BSRMM_ACTIVATION_SILU : BSRMM_ACTIVATION_NONE;
+        const std::string variant = sm90_fp8_variant(k, tile);
+        SCOPED_TRACE(variant + " A scales kind " + std::to_string(kind));
+        EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
+        EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape));
+      }
+}
+
+// More tiles than SMs for every tile width (150 block rows of 64 or 80 of 128, N = 392: past
+// several N tiles, not a multiple of any), so each persistent CTA runs several tiles through
+// the ring; per-block and per-column scales, beta, bias and GELU. e4m3 x e4m3 into bf16 only:
+// the float64 reference takes seconds a case on the host.
+TEST(GpuFp8, Sm90RowTilesManyTilesPerCta) {
+  std::string why;
+  if (!sm90a_device(&why)) GTEST_SKIP() << why;
+  const GpuFp8Case k{BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, true};
+  uint64_t seed = 3000;
+  for (const Fp8Tile& tile : kFp8Tiles) {
+    Fp8Shape shape = fp8_tile_shape(tile, tile.bh == 64 ? 150 : 80, 392);
+    shape.beta = 0.5;
+    shape.activation = BSRMM_ACTIVATION_GELU;
+    const std::string variant = sm90_fp8_variant(k, tile);
+    SCOPED_TRACE(variant);
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
+  }
 }
 
 TEST(GpuFp8, PerColumnScalesInHostMemoryAreUnsupported) {
