@@ -8,7 +8,8 @@ scales are ``amax / max_finite`` of the elements they cover (448 for E4M3, 57344
 1 where every element is 0), so the largest magnitude lands on the format's largest value.
 
 The core multiplies fp8 on the CPU (its reference kernel, dequantising into float64: correct,
-not fast); CUDA kernels are to come (issue 27), so fp8 matrices live on the host for now.
+not fast) and on Hopper GPUs (fp8 tensor cores, through the C API with device operands); from
+Python, fp8 matrices and products live on the host for now.
 """
 
 from __future__ import annotations
