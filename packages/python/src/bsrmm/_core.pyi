@@ -170,6 +170,8 @@ def matmul(
     b_scales: int = ...,
     b_scale_kind: int = ...,
     b_scale_count: int = ...,
+    b_scale_device_type: int = ...,
+    b_scale_device_ordinal: int = ...,
 ) -> None: ...
 
 def tune(
@@ -185,6 +187,8 @@ def tune(
     b_scales: int = ...,
     b_scale_kind: int = ...,
     b_scale_count: int = ...,
+    b_scale_device_type: int = ...,
+    b_scale_device_ordinal: int = ...,
 ) -> str: ...
 
 def sddmm(

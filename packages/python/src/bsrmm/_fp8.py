@@ -8,8 +8,10 @@ scales are ``amax / max_finite`` of the elements they cover (448 for E4M3, 57344
 1 where every element is 0), so the largest magnitude lands on the format's largest value.
 
 The core multiplies fp8 on the CPU (its reference kernel, dequantising into float64: correct,
-not fast) and on Hopper GPUs (fp8 tensor cores, through the C API with device operands); from
-Python, fp8 matrices and products live on the host for now.
+not fast) and on CUDA devices: on Hopper with fp8 tensor cores where B is column-major (as
+``torch._scaled_mm`` takes it, and as X of a linear layer is: ``x.t()``) and blocks 64 or 128,
+elsewhere by converting on load. A matrix is quantised on the host and moved to its device;
+on a GPU, B (and per-column ``b_scales``) are arrays on A's device, read in place.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _arrays, _core, _dtypes
+from ._devices import Device, device_name, is_cuda
 from ._errors import InvalidArgumentError, UnsupportedError
 
 MAX_FINITE = {"float8_e4m3": 448.0, "float8_e5m2": 57344.0}
@@ -185,16 +188,14 @@ def multiply(
     ctx: Any, a: Any, transpose: bool, B: Any, b_scales: Any, alpha: float, beta: float,
     out: Any, bias: Any, activation: int, *, tune: bool,
 ) -> Any:
-    """matmul with an fp8 A (see bsrmm.matmul): B an fp8 host array with ``b_scales``; the result
-    ``out`` (float32, float16 or bfloat16; a new float32 array when None)."""
+    """matmul with an fp8 A (see bsrmm.matmul): B an fp8 array on A's device with ``b_scales``;
+    the result ``out`` (float32, float16 or bfloat16; a new float32 array when None)."""
+    if is_cuda(a._device):
+        return _multiply_on_device(ctx, a, transpose, B, b_scales, alpha, beta, out, bias, activation, tune=tune)
     b = host_array(B, "B")
     fp8_b = fp8_name(b.dtype)
     if fp8_b is None:
-        raise UnsupportedError(
-            f"B has dtype {b.dtype} but A is {a._dtype_name}: an fp8 A multiplies an fp8 B "
-            "(float8_e4m3 or float8_e5m2); quantise it with bsrmm.quantize_fp8(B) and pass the "
-            "scales as b_scales"
-        )
+        raise _not_fp8_b(str(b.dtype), a)
     if b.ndim not in (1, 2):
         raise InvalidArgumentError(f"B must be 1-D or 2-D; got shape {b.shape}")
     vector = b.ndim == 1
@@ -228,6 +229,119 @@ def multiply(
             address(scales), kind, scales.shape[0],
         )
     return out
+
+
+def _not_fp8_b(dtype: str, a: Any) -> UnsupportedError:
+    return UnsupportedError(
+        f"B has dtype {dtype} but A is {a._dtype_name}: an fp8 A multiplies an fp8 B "
+        "(float8_e4m3 or float8_e5m2); quantise it with bsrmm.quantize_fp8(B) and pass the "
+        "scales as b_scales"
+    )
+
+
+def _device_b_scales(
+    b_scales: Any, columns: int, device: Device, stream: Optional[int], held: list
+) -> Tuple[int, int, int, Device]:
+    """``b_scales`` of a product on a GPU as (address, kind, count, device): one number on the
+    host (the core folds it into alpha), or one float32 per column in the device's memory, read
+    in place by the kernel. Per-column scales on the host are refused: a copy would have to
+    outlive the queued product. ``held`` keeps a host array alive through the call."""
+    if _arrays.array_kind(b_scales) is not None:
+        view = _arrays.view(b_scales, "b_scales", stream=stream)
+        if is_cuda(view.device):
+            _arrays.check_device(view, "b_scales", device)
+            if view.dtype != "float32" or view.shape != (columns,) or not _arrays.readable_contiguous(view):
+                raise InvalidArgumentError(
+                    f"b_scales on {device_name(view.device)} must be 1-D contiguous float32 with one "
+                    f"scale per column of B ({columns}); got {view.dtype} of shape {view.shape}"
+                )
+            return view.address, _core.SCALE_PER_COLUMN, columns, device
+    scales, kind = b_scale_array(b_scales, columns)
+    if kind == _core.SCALE_PER_COLUMN:
+        raise UnsupportedError(
+            f"b_scales holds one scale per column in host memory; a product on "
+            f"{device_name(device)} reads them in place there: pass them as a float32 array on "
+            f"{device_name(device)} (e.g. torch.as_tensor(scales, device='{device_name(device)}'))"
+        )
+    held.append(scales)
+    return address(scales), kind, 1, (_core.DEVICE_CPU, 0)
+
+
+def _multiply_on_device(
+    ctx: Any, a: Any, transpose: bool, B: Any, b_scales: Any, alpha: float, beta: float,
+    out: Any, bias: Any, activation: int, *, tune: bool,
+) -> Any:
+    """multiply for an fp8 A on a GPU: B an fp8 array (torch float8 tensors, or any array the
+    reader takes) on A's device in either layout, read in place; out on that device."""
+    device = a._device
+    stream = ctx._stream_for(B, out, bias)
+    if _arrays.array_kind(B) is None:
+        raise UnsupportedError(
+            f"B must be an fp8 array on {device_name(device)} (a torch float8_e4m3fn or "
+            f"float8_e5m2 tensor there); got {type(B).__name__}"
+        )
+    b_view = _arrays.view(B, "B", stream=stream)
+    _arrays.check_device(b_view, "B", device)
+    if fp8_name(b_view.dtype) is None:
+        raise _not_fp8_b(b_view.dtype, a)
+    if len(b_view.shape) not in (1, 2):
+        raise InvalidArgumentError(f"B must be 1-D or 2-D; got shape {b_view.shape}")
+    if not _arrays.readable_layout(b_view):
+        raise InvalidArgumentError(
+            f"B (shape {b_view.shape}, strides {b_view.strides}) must be row- or column-major: "
+            "pass B.contiguous() (or a column-major B, e.g. x.t() of a row-major x)"
+        )
+    vector = len(b_view.shape) == 1
+    columns = 1 if vector else b_view.shape[1]
+    rows = a.shape[1] if transpose else a.shape[0]
+    result_shape = (rows,) if vector else (rows, columns)
+    if out is None:
+        if beta != 0.0:
+            raise InvalidArgumentError(f"beta = {beta} scales an existing C: pass it as out=")
+        out = _empty_float32_like(b_view, result_shape)
+    c_view = _arrays.view(out, "out", stream=stream)
+    _arrays.check_device(c_view, "out", device)
+    if c_view.dtype not in ("float32", "float16", "bfloat16"):
+        raise UnsupportedError(
+            f"out has dtype {c_view.dtype}; an fp8 product is written in float32, float16 or bfloat16"
+        )
+    b_operand = _arrays.dense_operand(b_view, "B")
+    c_operand = _arrays.dense_operand(c_view, "out", written=True)
+    bias_address = 0
+    if bias is not None:
+        bias_view = _arrays.input_view(
+            bias, "bias", stream=stream, device=device, dtype=c_view.dtype,
+            readable=_arrays.readable_contiguous, convert=True, ranks=(1,),
+        )
+        if bias_view.shape != (rows,):
+            raise InvalidArgumentError(
+                f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_view.shape}"
+            )
+        bias_address = bias_view.address
+    held: list = []  # a host scale's array, alive through the call
+    scale_address, kind, count, scale_device = _device_b_scales(b_scales, columns, device, stream, held)
+    run = _core.tune if tune else _core.matmul
+    with ctx._session(stream) as handle:
+        run(
+            handle, a._handle, b_operand.descriptor(device), c_operand.descriptor(device), transpose,
+            alpha, beta, bias_address, activation, scale_address, kind, count, *scale_device,
+        )
+    return out
+
+
+def _empty_float32_like(template: Any, shape: Tuple[int, ...]) -> Any:
+    """A new float32 result on the template's device, of its array library (torch or cupy)."""
+    if template.kind == _arrays.TORCH:
+        torch = sys.modules["torch"]
+        return torch.empty(shape, dtype=torch.float32, device=template.source.device)
+    if template.kind == _arrays.CUPY:
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(template.device[1]):
+            return cupy.empty(shape, dtype=np.float32)
+    raise UnsupportedError(
+        f"B is a {type(template.source).__name__} in {device_name(template.device)} memory; "
+        "bsrmm allocates results only as torch or cupy arrays: pass out="
+    )
 
 
 def dequantised(values: np.ndarray, indptr: np.ndarray, scales: np.ndarray, kind: int) -> np.ndarray:

@@ -300,7 +300,8 @@ class BsrMatrix(_SparseManners):
         scales, one per stored block (``scale="block"``), per block row (``"block_row"``) or for
         the matrix (``"tensor"``): the given ``scales`` (1-D, in ``data``'s block order), else
         ``amax / max_finite`` of the elements each covers. ``data`` already in fp8 (ml_dtypes'
-        float8_e4m3fn / float8_e5m2) is taken as it is, with its ``scales``. Host only for now."""
+        float8_e4m3fn / float8_e5m2) is taken as it is, with its ``scales``. The values are
+        quantised on the host and the matrix then moves to ``device``."""
         fp8 = _fp8.fp8_name(dtype) or _fp8.fp8_name(getattr(data, "dtype", None))
         if fp8 is not None:
             return cls._from_fp8_arrays(
@@ -372,12 +373,9 @@ class BsrMatrix(_SparseManners):
         cls, indptr: Any, indices: Any, data: Any, shape: Tuple[int, int], fp8: Optional[str],
         scales: Any, scale: str, sort_indices: bool, device: DeviceLike,
     ) -> "BsrMatrix":
-        """from_arrays for fp8 values: quantised here (or taken as fp8), created on the host."""
-        if is_cuda(parse_device(device)):
-            raise UnsupportedError(
-                f"device={device!r}: fp8 matrices live on the host for now (bsrmm has no fp8 CUDA "
-                "kernels yet)"
-            )
+        """from_arrays for fp8 values: quantised here (or taken as fp8), created on the host, then
+        moved to ``device`` with its scales."""
+        target = parse_device(device)
         kind = _fp8.scale_kind(scale)
         rows, cols = _shape(shape)
         ptr = np.ascontiguousarray(_host_array(indptr, "indptr"), dtype=np.int64)
@@ -422,7 +420,7 @@ class BsrMatrix(_SparseManners):
                 )
             except InvalidArgumentError as error:
                 raise reworded(error, CONSTRUCTION_WORDS) from None
-        return cls._wrap(handle)
+        return cls._wrap(handle).to(device_name(target))
 
     @classmethod
     def from_dense(
