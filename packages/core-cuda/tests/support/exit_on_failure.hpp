@@ -29,3 +29,15 @@
       std::exit(1);                                                                          \
     }                                                                                        \
   } while (0)
+
+// A timing program's start: device 0's properties into *prop, or false after printing
+// "SKIP: no CUDA device: <why>" (the program then exits 0: there is nothing to time here).
+inline bool first_cuda_device(cudaDeviceProp* prop) {
+  int32_t devices = 0;
+  if (bsrmm_cuda_device_count(&devices) != BSRMM_STATUS_SUCCESS || devices == 0) {
+    std::printf("SKIP: no CUDA device: %s\n", bsrmm_last_error());
+    return false;
+  }
+  CHECK_CUDA(cudaGetDeviceProperties(prop, 0));
+  return true;
+}

@@ -14,11 +14,17 @@ FP8_SHAPES = [64, 128]
 FP8_FORMATS = ["e4m3", "e5m2"]
 
 
-def wrapper(n, cname, ptype):
+def accumulators(n):
+    """m64nN's N/2 f32 accumulators: their count, their asm operand list and their constraints;
+    the operand numbers after them (descriptors, then the scale-d register or constant)."""
     regs = n // 2
     acc_list = ", ".join(f"%{i}" for i in range(regs))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    a, b, s = regs, regs + 1, regs + 2
+    return regs, acc_list, outs, (regs, regs + 1, regs + 2)
+
+
+def wrapper(n, cname, ptype):
+    regs, acc_list, outs, (a, b, s) = accumulators(n)
     return f"""
 template <int TransA, int TransB>
 __device__ inline void wgmma_m64n{n}k16_{ptype}(float (&d)[{regs}], uint64_t desc_a, uint64_t desc_b) {{
@@ -33,10 +39,7 @@ __device__ inline void wgmma_m64n{n}k16_{ptype}(float (&d)[{regs}], uint64_t des
 
 
 def fp8_wrapper(n, a_format, b_format):
-    regs = n // 2
-    acc_list = ", ".join(f"%{i}" for i in range(regs))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    a, b, s = regs, regs + 1, regs + 2
+    regs, acc_list, outs, (a, b, s) = accumulators(n)
     return f"""
 __device__ inline void wgmma_m64n{n}k32_{a_format}_{b_format}(float (&d)[{regs}], uint64_t desc_a, uint64_t desc_b,
                                                    int accumulate) {{

@@ -98,13 +98,8 @@ double time_variant(Setup& s, bsrmm_matrix_t a, const std::string& variant, cons
 }  // namespace
 
 int main() {
-  int32_t devices = 0;
-  if (bsrmm_cuda_device_count(&devices) != BSRMM_STATUS_SUCCESS || devices == 0) {
-    std::printf("SKIP: no CUDA device: %s\n", bsrmm_last_error());
-    return 0;
-  }
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  if (!first_cuda_device(&prop)) return 0;
   std::printf("device: %s, %d SMs; M = K = 8192, N = 4096, B and C row-major\n", prop.name, prop.multiProcessorCount);
   struct Case {
     int block;

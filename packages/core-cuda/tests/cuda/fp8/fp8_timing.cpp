@@ -123,13 +123,8 @@ double sampled_error(const Problem& p, const std::vector<uint8_t>& b, float b_sc
 }  // namespace
 
 int main(int argc, char** argv) {
-  int32_t devices = 0;
-  if (bsrmm_cuda_device_count(&devices) != BSRMM_STATUS_SUCCESS || devices == 0) {
-    std::printf("SKIP: no CUDA device: %s\n", bsrmm_last_error());
-    return 0;
-  }
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  if (!first_cuda_device(&prop)) return 0;
   std::printf("device: %s, %d SMs; M = K = 8192; A e4m3 (scale per block), B e4m3 col-major (one scale), C bf16\n",
               prop.name, prop.multiProcessorCount);
   const std::vector<std::string> forced(argv + 1, argv + argc);
