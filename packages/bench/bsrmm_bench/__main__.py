@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a suite: check and time bsrmm and the peers, write a result JSON")
-    run.add_argument("--suite", default="quick", help="quick | grid | shapes | blocks | coverage | full | training (a file in cases/)")
+    run.add_argument("--suite", default="quick", help="quick | grid | shapes | blocks | coverage | full | training | fp8 (a file in cases/)")
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"directory for the result JSON (default {DEFAULT_OUT})")
     run.add_argument("--filter", dest="case_filter", help="regular expression on case ids")
     run.add_argument("--device", choices=["cpu", "cuda"], help="run only this device's cases (default: every device present)")
@@ -68,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         from . import cases, runner
 
-        if args.suite == "training":
+        if args.suite in ("training", "fp8"):
             from .training import suite as training_suite
 
-            _, found = training_suite.load(args.cases_dir or cases.CASES_DIR)
+            _, found = training_suite.load(args.cases_dir or cases.CASES_DIR, args.suite)
             for case in found:
                 if not args.case_filter or __import__("re").search(args.case_filter, case.id):
                     print(f"{case.id}  [{case.device}]  {case.note}")
@@ -109,11 +109,12 @@ def _run(args) -> int:
     from . import cases, runner, table
 
     devices = [args.device] if args.device else None
-    if args.suite == "training":  # its own cases (ops, MLP steps, a training run): training/run.py
+    if args.suite in ("training", "fp8"):  # cases of their own kinds (ops, MLP steps, fp8): training/run.py
         from .training import run as training_run
 
         doc, path = training_run.run_suite(out_dir=args.out, devices=devices, case_filter=args.case_filter,
-                                           cases_dir=args.cases_dir or cases.CASES_DIR, time_budget=args.time_budget)
+                                           cases_dir=args.cases_dir or cases.CASES_DIR, time_budget=args.time_budget,
+                                           name=args.suite)
     else:
         doc, path = runner.run_suite(args.suite, out_dir=args.out, devices=devices, case_filter=args.case_filter,
                                      tuning=args.tuning, cases_dir=args.cases_dir or cases.CASES_DIR,

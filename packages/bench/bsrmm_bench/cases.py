@@ -106,9 +106,10 @@ class Case:
         }
 
 
-# Files of cases/ that are not product suites: the PRNG's test vectors, and the training suite
-# (cases of its own kinds: ops, MLP steps, a training run; loaded and run by training/).
-NOT_PRODUCT_SUITES = ("vectors", "training")
+# Files of cases/ that are not product suites: the PRNG's test vectors, and the training and fp8
+# suites (cases of their own kinds: ops, MLP steps, a training run, fp8 products; loaded and run
+# by training/).
+NOT_PRODUCT_SUITES = ("vectors", "training", "fp8")
 
 
 def available_suites(cases_dir: Path = CASES_DIR) -> list[str]:

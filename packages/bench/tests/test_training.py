@@ -37,7 +37,7 @@ def test_cuda_cases_are_the_issues_sizes():
         (m, b, d) for m in suite.MLPS for b in (64, 128) for d in (0.125, 0.25, 0.5)}
     assert all((c.params["d_model"], c.params["d_ff"], c.params["tokens"]) == (4096, 14336, 8192) for c in mlps)
     assert any(c.kind == "e2e" for c in cuda)
-    assert {c.kind for c in cases if c.device == "cpu"} == set(suite.KINDS)
+    assert {c.kind for c in cases if c.device == "cpu"} == set(suite.TRAINING_KINDS)
 
 
 def test_suite_rejects_an_unknown_op():
@@ -61,7 +61,7 @@ def test_tiny_cpu_run_checks_every_implementation_and_the_curves_agree(tmp_path)
     why_not = bsrmm_torch_or_reason()
     doc, path = run.run_suite(out_dir=tmp_path, devices=["cpu"], cpu_budget=FAST, log=lambda m: None)
     assert json.loads(path.read_text())["suite"] == "training"
-    assert {c["case"]["kind"] for c in doc["cases"]} == set(suite.KINDS)
+    assert {c["case"]["kind"] for c in doc["cases"]} == set(suite.TRAINING_KINDS)
     for record in doc["cases"]:
         by = {r["impl"]: r for r in record["results"]}
         assert by["bsrmm"]["status"] == ("ok" if why_not is None else "unavailable"), (record["id"], by["bsrmm"])

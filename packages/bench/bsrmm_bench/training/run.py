@@ -1,7 +1,8 @@
-"""Runs the training suite: for each case, builds its operands on the device, computes the
-float64 reference, checks every implementation's output on NaN-poisoned buffers, then times it
-(CUDA events / perf_counter, as the product suites). Writes the result JSON of RESULTS.md after
-each case (records carry "case.kind": op, mlp or e2e)."""
+"""Runs the training suite (and the fp8 suite, whose cases are of kind "fp8"): for each case,
+builds its operands on the device, computes the float64 reference, checks every
+implementation's output on NaN-poisoned buffers, then times it (CUDA events / perf_counter, as
+the product suites). Writes the result JSON of RESULTS.md after each case (records carry
+"case.kind": op, mlp, e2e or fp8)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from .. import env, runner, timing
 from ..backends import Unavailable, make_backend
 from ..cases import CASES_DIR
 from ..summary import summarize
-from . import e2e, mlp, ops, suite
+from . import e2e, fp8, mlp, ops, suite
 
-MODULES = {"op": ops, "mlp": mlp}
+MODULES = {"op": ops, "mlp": mlp, "fp8": fp8}
 
 
 def relative_error(out, ref) -> float:
@@ -79,6 +80,11 @@ def run_product_case(case, backend, log) -> dict:
         positions, ref = module.reference(operands)
         tolerance = case.tolerance
         method = f"float64 on {positions.size} sampled {'blocks' if operands.op == 'weight_grad' else 'rows'}"
+    elif case.kind == "fp8":
+        positions, ref = module.reference(operands)
+        tolerance = case.tolerance
+        method = (f"float64 of the dequantised operands on {positions.size} sampled rows; dense fp8 "
+                  f"(W re-quantised with one scale) within {fp8.TOLERANCES['torch._scaled_mm']:g}")
     else:
         positions, ref = None, module.reference(operands)
         tolerance = case.tolerance * mlp.TOLERANCE_FACTOR
@@ -90,7 +96,8 @@ def run_product_case(case, backend, log) -> dict:
                      {"method": method + "; every output element checked for NaN/Inf (outputs NaN-poisoned first "
                                          "where preallocated)", "tolerance": tolerance})
     for impl in module.IMPLEMENTATIONS:
-        record["results"].append(measure(impl, operands, backend, module, ref, positions, tolerance))
+        allowed = getattr(module, "TOLERANCES", {}).get(impl.name, tolerance)
+        record["results"].append(measure(impl, operands, backend, module, ref, positions, allowed))
         log("      " + runner.result_line(record["results"][-1]))
         if backend.device == "cuda":
             backend.torch.cuda.empty_cache()
@@ -133,20 +140,21 @@ def _record(case, backend, operands: dict, reference: dict) -> dict:
 
 def run_suite(*, out_dir: Path, devices: list[str] | None = None, case_filter: str | None = None,
               cases_dir: Path = CASES_DIR, log=None, cpu_budget=timing.CPU_BUDGET, gpu_budget=timing.GPU_BUDGET,
-              time_budget: float | None = None) -> tuple[dict, Path]:
+              time_budget: float | None = None, name: str = "training") -> tuple[dict, Path]:
+    """The suite cases/<name>.json ("training" or "fp8")."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    spec, cases = suite.load(cases_dir)
+    spec, cases = suite.load(cases_dir, name)
     cases = [c for c in cases if not case_filter or re.search(case_filter, c.id)]
     wanted = devices or ["cpu", "cuda"]
     started = _dt.datetime.now(_dt.timezone.utc)
     cuda_why_not = runner.cuda_status()
-    doc = {"schema": runner.SCHEMA, "schema_version": runner.SCHEMA_VERSION, "suite": "training", "filter": case_filter,
+    doc = {"schema": runner.SCHEMA, "schema_version": runner.SCHEMA_VERSION, "suite": name, "filter": case_filter,
            "devices": wanted, "started": started.isoformat(timespec="seconds"), "finished": None,
            "settings": {"cpu_budget": cpu_budget.__dict__, "gpu_budget": gpu_budget.__dict__, "time_budget_s": time_budget},
            "environment": env.capture("cuda" if "cuda" in wanted and cuda_why_not is None else "cpu"),
            "skipped": [], "cases": []}
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"bench-training-{started.strftime('%Y%m%d-%H%M%S')}.json"
+    path = out_dir / f"bench-{name}-{started.strftime('%Y%m%d-%H%M%S')}.json"
     plan = []
     for device in wanted:
         on_device = [c for c in cases if c.device == device]

@@ -1,5 +1,6 @@
 """The training suite's cases (cases/training.json): entries of kind "op", "mlp" or "e2e", each
-with a `vary` object whose lists multiply out (in key order) into cases with stable ids."""
+with a `vary` object whose lists multiply out (in key order) into cases with stable ids. The fp8
+suite (cases/fp8.json, kind "fp8": one product, training/fp8.py) is read and run the same way."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 from ..cases import CASES_DIR, TOLERANCE
 
-KINDS = ("op", "mlp", "e2e")
+TRAINING_KINDS = ("op", "mlp", "e2e")
+KINDS = TRAINING_KINDS + ("fp8",)
 OPS = ("forward", "input_grad", "weight_grad")
 MLPS = ("plain", "gated")
 SHORT_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64"}
@@ -37,6 +39,7 @@ class TrainingCase:
         plus the kind's own."""
         p = self.params
         m, k, n = {"op": lambda: (p["m"], p["k"], p["n"]),
+                   "fp8": lambda: (p["m"], p["k"], p["n"]),
                    "mlp": lambda: (p["d_ff"], p["d_model"], p["tokens"]),
                    "e2e": lambda: (p["d_hidden"], p["d_in"], p["batch"])}[self.kind]()
         return {"id": self.id, "kind": self.kind, "op": p.get("op") or p.get("mlp") or self.kind,
@@ -48,6 +51,7 @@ class TrainingCase:
 
 def case_id(kind: str, device: str, dtype: str, block: int, density: float, params: dict) -> str:
     head = {"op": lambda: f"{params['op']}_{params['m']}x{params['k']}x{params['n']}",
+            "fp8": lambda: f"e4m3_{params['m']}x{params['k']}x{params['n']}",
             "mlp": lambda: f"mlp-{params['mlp']}_{params['d_model']}x{params['d_ff']}_t{params['tokens']}",
             "e2e": lambda: f"e2e_{params['d_in']}x{params['d_hidden']}x{params['d_out']}_steps{params['steps']}"}[kind]()
     return f"{device}_{SHORT_DTYPE[dtype]}_{head}_b{block}_d{density:g}"
@@ -80,5 +84,5 @@ def load(cases_dir: Path = CASES_DIR, name: str = "training") -> tuple[dict, lis
     ids = [c.id for c in cases]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
-        raise ValueError(f"training suite has duplicate case ids: {dupes[:3]}")
+        raise ValueError(f"{name} suite has duplicate case ids: {dupes[:3]}")
     return doc, cases
