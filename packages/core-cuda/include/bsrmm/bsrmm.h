@@ -59,7 +59,8 @@ typedef enum bsrmm_dtype BSRMM_ENUM_BASE {
    * 0x7f / 0xff. E5M2: 5 exponent bits (bias 15), 2 mantissa bits, IEEE-like (inf, NaN), largest
    * 57344. Only for A's values (bsrmm_matrix_create_scaled) and B of bsrmm_matmul, both fp8,
    * each with fp32 scales (bsrmm_scales); products accumulate in f32 and C is f32, f16 or bf16.
-   * The CPU backend multiplies them (cpu_reference_f64acc); CUDA on Hopper with fp8 wgmma where
+   * The CPU multiplies them on its fast variants (A's values dequantised to f32 once per
+   * matrix, B widened to f32 per call) or, forced, on cpu_reference_f64acc; CUDA on Hopper with fp8 wgmma where
    * B is column-major, blocks 64 or 128 high and wide and C f16 / bf16 (the sm90 fp8 row tiles),
    * elsewhere on its generic SIMT kernel (converting on load: correct, not fast). */
   BSRMM_DTYPE_FLOAT8_E4M3 = 4,

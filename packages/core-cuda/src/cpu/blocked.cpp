@@ -76,7 +76,7 @@ void pack_b(const bsrmm_dense& b, const BsrView& a, T* packed, int64_t packed_ro
       case BSRMM_DTYPE_BF16: pack_rows<T, bf16_t>(b, a, packed, packed_rows, width, NR, begin, end); break;
       case BSRMM_DTYPE_F64: pack_rows<T, double>(b, a, packed, packed_rows, width, NR, begin, end); break;
       case BSRMM_DTYPE_F32: pack_rows<T, float>(b, a, packed, packed_rows, width, NR, begin, end); break;
-      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: fp8 multiplies run only on the reference
+      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: an fp8 B arrives widened to f32 (fp8_widen.hpp)
       case BSRMM_DTYPE_FLOAT8_E5M2: break;
     }
   });
@@ -120,7 +120,7 @@ void matrix_vector(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buf
       case BSRMM_DTYPE_BF16: for (int64_t i = 0; i < k; ++i) x[i] = widen(static_cast<const bf16_t*>(b.data)[i * step]); break;
       case BSRMM_DTYPE_F32: for (int64_t i = 0; i < k; ++i) x[i] = static_cast<T>(static_cast<const float*>(b.data)[i * step]); break;
       case BSRMM_DTYPE_F64: for (int64_t i = 0; i < k; ++i) x[i] = static_cast<T>(static_cast<const double*>(b.data)[i * step]); break;
-      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: fp8 multiplies run only on the reference
+      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: an fp8 B arrives widened to f32 (fp8_widen.hpp)
       case BSRMM_DTYPE_FLOAT8_E5M2: break;
     }
     problem.b = x;

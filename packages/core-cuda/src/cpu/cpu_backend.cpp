@@ -4,6 +4,7 @@
 #include "../common/error.hpp"
 #include "../tune/cpu_identity.hpp"
 #include "blas_library.hpp"
+#include "fp8_widen.hpp"
 #include "sddmm.hpp"
 
 #include <chrono>
@@ -41,7 +42,8 @@ const void* dense_values(const MatmulArgs& args) {
   return args.a_dense->get(nullptr);
 }
 
-// fp8 operands run only on the reference (the fast variants read f32/f16/bf16/f64).
+// fp8 operands: the reference reads them as they are; the blocked and rowwise variants take A's
+// dequantised f32 values and B widened to f32 (fp8_widen.hpp); the dense GEMM declines.
 bool fp8_operands(const MatmulArgs& args) { return detail::is_fp8(args.a.dtype); }
 
 }  // namespace
@@ -66,12 +68,13 @@ const DenseDecision& CpuBackend::dense_decision(const MatmulArgs& args) {
 std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate& run) {
   std::string variant = run.variant;
   const void* dense_a = nullptr;
-  if (fp8_operands(args)) {
-    if (variant.empty()) variant = reference_variant;
-    if (variant != reference_variant)
+  const bool fp8 = fp8_operands(args);
+  if (fp8) {
+    if (variant.empty()) variant = rowwise_preferred(args) ? rowwise_variant : blocked_variant;
+    if (variant == dense_variant)
       detail::fail(BSRMM_STATUS_UNSUPPORTED, "variant '", variant, "' does not take ",
-                   detail::name(args.a.dtype), " operands: on the CPU only ", reference_variant,
-                   " multiplies fp8");
+                   detail::name(args.a.dtype), " operands: on the CPU ", blocked_variant, ", ",
+                   rowwise_variant, " and ", reference_variant, " multiply fp8");
   } else if (variant.empty()) {
     // The heuristic: the dense GEMM where A is dense enough and a BLAS is there, else rowwise
     // for tiny blocks where it wins (rowwise.cpp), else blocked (also when the dense copy finds
@@ -104,10 +107,10 @@ std::string CpuBackend::matmul(const MatmulArgs& args, const backend::Candidate&
   detail::ThreadPool& pool = workers_.pool(run.threads > 0 ? run.threads : threads_);
   if (dense) {
     matmul_dense(args, dense_a, *blas, pool, workers_.workspace);
-  } else if (blocked) {
-    matmul_blocked(args, pool, workers_.workspace);
-  } else if (rowwise) {
-    matmul_rowwise(args, pool, workers_.workspace);
+  } else if (blocked || rowwise) {
+    const MatmulArgs fast = fp8 ? widened_fp8(args, workers_.fp8_b, pool) : args;
+    if (blocked) matmul_blocked(fast, pool, workers_.workspace);
+    else matmul_rowwise(fast, pool, workers_.workspace);
   } else {
     matmul_reference(args, pool);
   }
@@ -121,10 +124,7 @@ std::vector<backend::Candidate> CpuBackend::matmul_candidates(const MatmulArgs& 
   // blocks in bands at N 2-64, entry 53); elsewhere the blocked variant, and rowwise after it
   // where it can run at N > 1.
   std::vector<const char*> variants;
-  if (fp8_operands(args)) {
-    // The one fp8 variant: only its thread count is left to measure.
-    variants.push_back(reference_variant);
-  } else if (rowwise_preferred(args)) {
+  if (rowwise_preferred(args)) {
     variants.push_back(rowwise_variant);
   } else {
     variants.push_back(blocked_variant);

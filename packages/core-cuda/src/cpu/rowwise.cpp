@@ -55,7 +55,7 @@ const T* row_major_b(const bsrmm_dense& b, detail::ThreadPool& pool, detail::Buf
       case BSRMM_DTYPE_BF16: convert_rows<T, bf16_t>(b, out, begin, end); break;
       case BSRMM_DTYPE_F32: convert_rows<T, float>(b, out, begin, end); break;
       case BSRMM_DTYPE_F64: convert_rows<T, double>(b, out, begin, end); break;
-      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: fp8 multiplies run only on the reference
+      case BSRMM_DTYPE_FLOAT8_E4M3:  // never here: an fp8 B arrives widened to f32 (fp8_widen.hpp)
       case BSRMM_DTYPE_FLOAT8_E5M2: break;
     }
   });

@@ -21,6 +21,8 @@ struct CpuWorkers {
   std::mutex mutex;
   // Host memory the variants grow as needed and keep for the next call.
   Buffer workspace;
+  // An fp8 B widened to f32 for the fast variants (fp8_widen.hpp), kept likewise.
+  Buffer fp8_b;
 
   // The pool of `threads` workers (0: default_threads); the caller holds `mutex`. Pools of every
   // size a tuned choice asked for are kept: problems tuned to different thread counts alternate

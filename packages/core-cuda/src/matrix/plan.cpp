@@ -4,6 +4,7 @@
 #include "../device/device_runtime.hpp"
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
+#include "../common/float8.hpp"
 #include "../common/half.hpp"
 #include "bsr_matrix.hpp"
 #include "work_lists.hpp"
@@ -206,6 +207,32 @@ const BsrMatrix& Plan::transposed(const BsrMatrix& matrix, void* stream) {
   return *transposed_;
 }
 
+namespace {
+
+// An fp8 matrix's values as f32: each element times its block's scale (the fast CPU variants
+// multiply these; e4m3 / e5m2 times an f32 scale rounds once, to f32).
+void dequantise_fp8(const BsrMatrix& matrix, float* to) {
+  const matrix::ValueScales& scales = *matrix.scales();
+  const std::vector<int32_t>& row_ptr = matrix.row_ptr();
+  const int64_t block = int64_t{matrix.shape().block_height} * matrix.shape().block_width;
+  const uint8_t* from = matrix.values().as<const uint8_t>();
+  const bool e4m3 = matrix.dtype() == BSRMM_DTYPE_FLOAT8_E4M3;
+  float decoded[256];  // every bit pattern once
+  for (int bits = 0; bits < 256; ++bits) {
+    const uint8_t b = static_cast<uint8_t>(bits);
+    decoded[bits] = static_cast<float>(e4m3 ? detail::to_double(detail::f8e4m3_t{b})
+                                            : detail::to_double(detail::f8e5m2_t{b}));
+  }
+  for (int64_t r = 0; r + 1 < static_cast<int64_t>(row_ptr.size()); ++r) {
+    for (int64_t p = row_ptr[static_cast<size_t>(r)]; p < row_ptr[static_cast<size_t>(r) + 1]; ++p) {
+      const float scale = matrix::matrix_scale(scales.values.data(), scales.kind, r, p);
+      for (int64_t e = p * block; e < (p + 1) * block; ++e) to[e] = decoded[from[e]] * scale;
+    }
+  }
+}
+
+}  // namespace
+
 const float* Plan::values_f32(const BsrMatrix& matrix) {
   if (matrix.device().type != BSRMM_DEVICE_CPU || matrix.dtype() == BSRMM_DTYPE_F64) {
     detail::fail(BSRMM_STATUS_INTERNAL, "f32 values requested for a ", detail::name(matrix.dtype()),
@@ -216,9 +243,11 @@ const float* Plan::values_f32(const BsrMatrix& matrix) {
   if (!values_f32_) {
     const size_t count = static_cast<size_t>(matrix.shape().value_count());
     auto converted = std::make_unique<Buffer>(Buffer::allocate(count * sizeof(float), matrix.device()));
-    const uint16_t* from = matrix.values().as<const uint16_t>();
+    const uint16_t* from = matrix.values().as<const uint16_t>();  // f16 / bf16
     float* to = converted->as<float>();
-    if (matrix.dtype() == BSRMM_DTYPE_F16) {
+    if (detail::is_fp8(matrix.dtype())) {
+      dequantise_fp8(matrix, to);
+    } else if (matrix.dtype() == BSRMM_DTYPE_F16) {
       for (size_t i = 0; i < count; ++i) to[i] = detail::f16_bits_to_f32(from[i]);
     } else {
       for (size_t i = 0; i < count; ++i) to[i] = detail::bf16_bits_to_f32(from[i]);

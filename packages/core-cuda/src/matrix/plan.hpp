@@ -65,7 +65,7 @@ class Plan {
   // A^T as a BSR matrix on the same device: block (r, c) of A becomes block (c, r), transposed.
   const BsrMatrix& transposed(const BsrMatrix& matrix, void* stream);
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
-  // and bf16. Not available for f64.
+  // and bf16, for fp8 each value times its block's scale. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);
   // The balanced schedules of the persistent GPU kernels for this matrix (work_lists.hpp).
   WorkLists& work_lists() { return structure_plan_.work_lists(); }

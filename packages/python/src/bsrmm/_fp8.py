@@ -7,8 +7,8 @@ one for the whole matrix ("tensor"); B's one per tensor (a number) or one per co
 scales are ``amax / max_finite`` of the elements they cover (448 for E4M3, 57344 for E5M2;
 1 where every element is 0), so the largest magnitude lands on the format's largest value.
 
-The core multiplies fp8 on the CPU (its reference kernel, dequantising into float64: correct,
-not fast) and on CUDA devices: on Hopper with fp8 tensor cores where B is column-major (as
+The core multiplies fp8 on the CPU at float32 speed (A's values dequantised into float32 once
+per matrix, B widened per call; the float64 reference kernel when forced) and on CUDA devices: on Hopper with fp8 tensor cores where B is column-major (as
 ``torch._scaled_mm`` takes it, and as X of a linear layer is: ``x.t()``) and blocks 64 or 128,
 elsewhere by converting on load. A matrix is quantised on the host and moved to its device;
 on a GPU, B (and per-column ``b_scales``) are arrays on A's device, read in place.
