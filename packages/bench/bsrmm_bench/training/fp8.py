@@ -138,7 +138,10 @@ def _prepare_bf16(ops: Fp8Operands, backend) -> Prepared:
     if device == "cuda" and not bsrmm.cuda_available():
         raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
     w = ops.weight
-    a = bsrmm.BsrMatrix.from_arrays(w.indptr, w.indices, w.values.to(torch.bfloat16), w.shape, device=device)
+    values = w.values.to(torch.bfloat16)
+    # bsrmm takes the three arrays on one device: the indices go where the values are.
+    indptr, indices = (torch.from_numpy(v.astype(np.int32)).to(values.device) for v in (w.indptr, w.indices))
+    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, values, w.shape, device=device)
     b = ops.b_dequantised(torch.bfloat16)
     out = torch.empty(ops.output_shape(), dtype=torch.bfloat16, device=device)
     context = bsrmm.Context(device)
