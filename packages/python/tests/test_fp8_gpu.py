@@ -102,6 +102,19 @@ def test_gpu_fp8_default_out_is_float32_and_vectors_work(torch):
     np.testing.assert_allclose(got.cpu().numpy(), ref, rtol=1e-2, atol=1e-3)
 
 
+def test_gpu_fp8_one_scale_may_be_a_device_tensor(torch):
+    """B's one scale as the 0-d tensor torch computes it on the device (read to the host)."""
+    rng = np.random.default_rng(7)
+    host = _fp8_matrix(rng, 128, 128, (128, 128), 1.0, "block")
+    A = host.to("cuda")
+    x = torch.randn(24, 128, device="cuda")
+    scale = x.abs().max() / 448.0
+    x8 = (x / scale).to(torch.float8_e4m3fn)
+    got = bsrmm.matmul(A, x8.t(), b_scales=scale)
+    ref = _dequantised_a(host) @ (x8.t().cpu().to(torch.float64).numpy() * float(scale))
+    np.testing.assert_allclose(got.cpu().numpy(), ref, rtol=2e-2, atol=1e-2 * np.abs(ref).max())
+
+
 def test_gpu_fp8_refusals_name_the_keyword(torch):
     rng = np.random.default_rng(9)
     A = _fp8_matrix(rng, 128, 128, (64, 64), 0.5, "block").to("cuda")

@@ -246,9 +246,13 @@ def _device_b_scales(
     host (the core folds it into alpha), or one float32 per column in the device's memory, read
     in place by the kernel. Per-column scales on the host are refused: a copy would have to
     outlive the queued product. ``held`` keeps a host array alive through the call."""
-    if _arrays.array_kind(b_scales) is not None:
+    if not isinstance(b_scales, numbers.Real) and _arrays.array_kind(b_scales) is not None:
         view = _arrays.view(b_scales, "b_scales", stream=stream)
-        if is_cuda(view.device):
+        if is_cuda(view.device) and view.shape in ((), (1,)) and columns != 1:
+            # One scale for B, computed on the device (x.abs().max() / 448): read to the host,
+            # where the core folds it into alpha (this waits for it).
+            b_scales = float(b_scales)
+        elif is_cuda(view.device):
             _arrays.check_device(view, "b_scales", device)
             if view.dtype != "float32" or view.shape != (columns,) or not _arrays.readable_contiguous(view):
                 raise InvalidArgumentError(
