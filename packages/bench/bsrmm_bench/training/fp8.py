@@ -30,22 +30,13 @@ TOLERANCES = {"torch._scaled_mm": 0.0625}
 
 
 @dataclass
-class Fp8Operands:
+class Fp8Operands(weights.ProductRates):
     case: object
     weight: weights.BlockSparseWeight  # the dequantised values (float32), dense and as blocks
     values8: object  # (nnzb, b, b) e4m3, on the host (bsrmm quantises and moves matrices itself)
     scales: np.ndarray  # (nnzb,) float32, one per stored block
     x8: object  # (N, K) e4m3, row-major, on the device: B = x8.t()
     x_scale: float
-
-    @property
-    def flops(self) -> int:
-        return 2 * self.weight.nnzb * self.weight.block ** 2 * self.case.params["n"]
-
-    @property
-    def dense_flops(self) -> int:
-        p = self.case.params
-        return 2 * p["m"] * p["k"] * p["n"]
 
     def output_shape(self) -> tuple[int, int]:
         return (self.case.params["m"], self.case.params["n"])

@@ -22,7 +22,7 @@ CHECKED_BLOCKS = 64  # blocks of dW checked likewise
 
 
 @dataclass
-class OpOperands:
+class OpOperands(weights.ProductRates):
     case: object
     weight: weights.BlockSparseWeight
     x: object  # (K, N)
@@ -31,15 +31,6 @@ class OpOperands:
     @property
     def op(self) -> str:
         return self.case.params["op"]
-
-    @property
-    def flops(self) -> int:
-        return 2 * self.weight.nnzb * self.weight.block ** 2 * self.case.params["n"]
-
-    @property
-    def dense_flops(self) -> int:
-        p = self.case.params
-        return 2 * p["m"] * p["k"] * p["n"]
 
     def output_shape(self, dense: bool = False) -> tuple[int, ...]:
         p = self.case.params

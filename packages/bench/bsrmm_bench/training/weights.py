@@ -88,3 +88,18 @@ def gather_blocks(dense, weight: BlockSparseWeight, which=None):
         rows, cols = rows[which], cols[which]
     tiles = dense.reshape(dense.shape[0] // b, b, dense.shape[1] // b, b)
     return tiles[rows, :, cols, :]
+
+
+class ProductRates:
+    """The work of an M x K block-sparse `weight` times N columns, for operands holding `case`
+    (params m, k, n) and `weight`: `flops` counts the stored blocks' (2 nnzb b^2 N, the rate every
+    implementation is given), `dense_flops` the dense product's (2 M K N)."""
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.weight.nnzb * self.weight.block ** 2 * self.case.params["n"]
+
+    @property
+    def dense_flops(self) -> int:
+        p = self.case.params
+        return 2 * p["m"] * p["k"] * p["n"]
