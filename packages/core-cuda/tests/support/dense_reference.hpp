@@ -47,12 +47,17 @@ inline Expected reference_matmul(const std::vector<double>& a, int64_t a_rows, i
   e.cols = b.cols();
   e.value.assign(static_cast<size_t>(m * e.cols), 0.0);
   e.magnitude.assign(e.value.size(), 0.0);
+  // B as float64, column by column, read once (HostDense::get converts on every call).
+  std::vector<double> b_columns(static_cast<size_t>(k * e.cols));
+  for (int64_t j = 0; j < e.cols; ++j)
+    for (int64_t p = 0; p < k; ++p) b_columns[static_cast<size_t>(j * k + p)] = b.get(p, j);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < e.cols; ++j) {
       double sum = 0, mag = 0;
+      const double* b_column = b_columns.data() + j * k;
       for (int64_t p = 0; p < k; ++p) {
         const double av = t ? a[static_cast<size_t>(p * a_cols + i)] : a[static_cast<size_t>(i * a_cols + p)];
-        const double bv = b.get(p, j);
+        const double bv = b_column[p];
         sum += av * bv;
         mag += std::fabs(av * bv);
       }
