@@ -113,6 +113,8 @@ def test_gpu_fp8_one_scale_may_be_a_device_tensor(torch):
     got = bsrmm.matmul(A, x8.t(), b_scales=scale)
     ref = _dequantised_a(host) @ (x8.t().cpu().to(torch.float64).numpy() * float(scale))
     np.testing.assert_allclose(got.cpu().numpy(), ref, rtol=2e-2, atol=1e-2 * np.abs(ref).max())
+    vector = bsrmm.matmul(A, x8[0], b_scales=scale)  # one column: the 0-d scale is still B's one
+    np.testing.assert_allclose(vector.cpu().numpy(), ref[:, 0], rtol=2e-2, atol=1e-2 * np.abs(ref).max())
 
 
 def test_gpu_fp8_refusals_name_the_keyword(torch):

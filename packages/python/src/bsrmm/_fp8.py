@@ -248,7 +248,7 @@ def _device_b_scales(
     outlive the queued product. ``held`` keeps a host array alive through the call."""
     if not isinstance(b_scales, numbers.Real) and _arrays.array_kind(b_scales) is not None:
         view = _arrays.view(b_scales, "b_scales", stream=stream)
-        if is_cuda(view.device) and view.shape in ((), (1,)) and columns != 1:
+        if is_cuda(view.device) and (view.shape == () or (view.shape == (1,) and columns != 1)):
             # One scale for B, computed on the device (x.abs().max() / 448): read to the host,
             # where the core folds it into alpha (this waits for it).
             b_scales = float(b_scales)
