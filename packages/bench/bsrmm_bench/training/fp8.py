@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ours
 from ..backends import Unavailable
 from ..impl import Implementation, Prepared
 from . import weights
-from .ops import checked_positions
+from .ops import bsr_matrix, bsrmm_for, checked_positions
 
 CHECKED_ROWS = 256
 E4M3_MAX = 448.0
@@ -98,12 +97,10 @@ def checked_part(ops: Fp8Operands, out, positions: np.ndarray):
 
 
 def _prepare_ours(ops: Fp8Operands, backend) -> Prepared:
-    bsrmm = ours.load()
+    bsrmm = bsrmm_for(backend)
     import torch
 
     device = backend.device
-    if device == "cuda" and not bsrmm.cuda_available():
-        raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
     try:
         import ml_dtypes  # noqa: F401
     except ImportError as e:
@@ -122,17 +119,12 @@ def _prepare_ours(ops: Fp8Operands, backend) -> Prepared:
 
 
 def _prepare_bf16(ops: Fp8Operands, backend) -> Prepared:
-    bsrmm = ours.load()
+    bsrmm = bsrmm_for(backend)
     import torch
 
     device = backend.device
-    if device == "cuda" and not bsrmm.cuda_available():
-        raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
     w = ops.weight
-    values = w.values.to(torch.bfloat16)
-    # bsrmm takes the three arrays on one device: the indices go where the values are.
-    indptr, indices = (torch.from_numpy(v.astype(np.int32)).to(values.device) for v in (w.indptr, w.indices))
-    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, values, w.shape, device=device)
+    a = bsr_matrix(bsrmm, w, w.values.to(torch.bfloat16), device)
     b = ops.b_dequantised(torch.bfloat16)
     out = torch.empty(ops.output_shape(), dtype=torch.bfloat16, device=device)
     context = bsrmm.Context(device)

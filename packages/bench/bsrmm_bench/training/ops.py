@@ -85,17 +85,30 @@ def checked_part(ops: OpOperands, out, positions: np.ndarray):
     return out[idx]
 
 
-def _prepare_ours(ops: OpOperands, backend) -> Prepared:
+def bsrmm_for(backend):
+    """bsrmm, or Unavailable where the backend's device is CUDA and bsrmm has none."""
     bsrmm = ours.load()
+    if backend.device == "cuda" and not bsrmm.cuda_available():
+        raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
+    return bsrmm
+
+
+def bsr_matrix(bsrmm, weight: weights.BlockSparseWeight, values, device: str):
+    """`weight`'s pattern with `values` as a bsrmm matrix on `device`. bsrmm takes the three
+    arrays on one device: the indices go where the values are."""
+    import torch
+
+    indptr, indices = (torch.from_numpy(v.astype(np.int32)).to(values.device) for v in (weight.indptr, weight.indices))
+    return bsrmm.BsrMatrix.from_arrays(indptr, indices, values, weight.shape, device=device)
+
+
+def _prepare_ours(ops: OpOperands, backend) -> Prepared:
+    bsrmm = bsrmm_for(backend)
     import torch
 
     device = backend.device
-    if device == "cuda" and not bsrmm.cuda_available():
-        raise Unavailable("bsrmm reports no CUDA support (built without CUDA, or no usable device)")
     w = ops.weight
-    # bsrmm takes the three arrays on one device: the indices go where the values are.
-    indptr, indices = (torch.from_numpy(v.astype(np.int32)).to(w.values.device) for v in (w.indptr, w.indices))
-    a = bsrmm.BsrMatrix.from_arrays(indptr, indices, w.values, w.shape, device=device)
+    a = bsr_matrix(bsrmm, w, w.values, device)
     out = torch.empty(ops.output_shape(), dtype=w.values.dtype, device=w.values.device)
     run = {
         "forward": lambda i: bsrmm.matmul(a, ops.x, out=out),

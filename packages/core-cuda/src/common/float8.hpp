@@ -45,4 +45,22 @@ inline double to_double(f8e5m2_t x) {
   return decode_minifloat(x.bits, 5);
 }
 
+// Every byte of a format decoded to float, built once per format: the fast CPU paths (the
+// plan's dequantised values, a widened B) convert through it, one load per element.
+// `e4m3` false: E5M2.
+inline const float* fp8_table(bool e4m3) {
+  struct Tables {
+    float e4m3[256], e5m2[256];
+    Tables() {
+      for (int bits = 0; bits < 256; ++bits) {
+        const uint8_t b = static_cast<uint8_t>(bits);
+        e4m3[bits] = static_cast<float>(to_double(f8e4m3_t{b}));
+        e5m2[bits] = static_cast<float>(to_double(f8e5m2_t{b}));
+      }
+    }
+  };
+  static const Tables tables;
+  return e4m3 ? tables.e4m3 : tables.e5m2;
+}
+
 }  // namespace bsrmm::detail

@@ -4,26 +4,9 @@
 #include "../matrix/value_scales.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 
 namespace bsrmm::cpu {
-
-namespace {
-
-// Every bit pattern of the format, decoded once.
-std::array<float, 256> decoded(bsrmm_dtype format) {
-  std::array<float, 256> table{};
-  for (int bits = 0; bits < 256; ++bits) {
-    const uint8_t b = static_cast<uint8_t>(bits);
-    table[static_cast<size_t>(bits)] =
-        static_cast<float>(format == BSRMM_DTYPE_FLOAT8_E4M3 ? detail::to_double(detail::f8e4m3_t{b})
-                                                             : detail::to_double(detail::f8e5m2_t{b}));
-  }
-  return table;
-}
-
-}  // namespace
 
 backend::MatmulArgs widened_fp8(const backend::MatmulArgs& args, detail::Buffer& scratch,
                                 detail::ThreadPool& pool) {
@@ -32,9 +15,7 @@ backend::MatmulArgs widened_fp8(const backend::MatmulArgs& args, detail::Buffer&
   const std::size_t bytes = static_cast<std::size_t>(std::max<int64_t>(1, rows * cols)) * sizeof(float);
   if (scratch.size() < bytes) scratch = detail::Buffer::allocate(bytes, scratch.device());
   float* out = scratch.as<float>();
-  static const std::array<float, 256> e4m3 = decoded(BSRMM_DTYPE_FLOAT8_E4M3);
-  static const std::array<float, 256> e5m2 = decoded(BSRMM_DTYPE_FLOAT8_E5M2);
-  const float* table = (b.dtype == BSRMM_DTYPE_FLOAT8_E4M3 ? e4m3 : e5m2).data();
+  const float* table = detail::fp8_table(b.dtype == BSRMM_DTYPE_FLOAT8_E4M3);
   const uint8_t* in = static_cast<const uint8_t*>(b.data);
   const bool row_major = b.layout == BSRMM_LAYOUT_ROW_MAJOR;
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(rows, pool.size()));

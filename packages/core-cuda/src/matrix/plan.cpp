@@ -216,13 +216,7 @@ void dequantise_fp8(const BsrMatrix& matrix, float* to) {
   const std::vector<int32_t>& row_ptr = matrix.row_ptr();
   const int64_t block = int64_t{matrix.shape().block_height} * matrix.shape().block_width;
   const uint8_t* from = matrix.values().as<const uint8_t>();
-  const bool e4m3 = matrix.dtype() == BSRMM_DTYPE_FLOAT8_E4M3;
-  float decoded[256];  // every bit pattern once
-  for (int bits = 0; bits < 256; ++bits) {
-    const uint8_t b = static_cast<uint8_t>(bits);
-    decoded[bits] = static_cast<float>(e4m3 ? detail::to_double(detail::f8e4m3_t{b})
-                                            : detail::to_double(detail::f8e5m2_t{b}));
-  }
+  const float* decoded = detail::fp8_table(matrix.dtype() == BSRMM_DTYPE_FLOAT8_E4M3);
   for (int64_t r = 0; r + 1 < static_cast<int64_t>(row_ptr.size()); ++r) {
     for (int64_t p = row_ptr[static_cast<size_t>(r)]; p < row_ptr[static_cast<size_t>(r) + 1]; ++p) {
       const float scale = matrix::matrix_scale(scales.values.data(), scales.kind, r, p);
