@@ -32,7 +32,8 @@ of every row is the whole MLP's. On the CPU (gloo), a small case:
 
     torchrun --standalone --nproc-per-node 2 packages/bench/experiments/parallel_mlp.py --cpu
 
-Times: per step, every rank synchronised before and after (CUDA: torch.cuda.synchronize), the
+Times: forward (autograd recording, as in training), inference (torch.no_grad: activations
+fused) and forward + backward; per step, every rank synchronised before and after (CUDA: torch.cuda.synchronize), the
 slowest rank's time, the median of --iters steps after --warmup steps (bsrmm tunes a problem on
 its third call, so the warm-up covers tuning).
 """
@@ -188,26 +189,39 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     if device.type == "cuda":
         result["sm_count"] = torch.cuda.get_device_properties(device).multi_processor_count
     for label, run in steps.items():
-        xp = x.clone().requires_grad_(True)
-        y = run(xp)
-        y.float().square().sum().backward()
-        assert xp.grad is not None and xr.grad is not None
-        errors = {"y": _relative_error(y, reference), "dx": _relative_error(xp.grad, xr.grad)}
-        worst = torch.tensor([max(errors.values())], dtype=torch.float64, device=device)
-        dist.all_reduce(worst, op=dist.ReduceOp.MAX)
-        if float(worst) > 2e-2:
-            raise SystemExit(f"{label}: the parallel MLP differs from the one-GPU layer "
-                             f"(relative errors {errors})")
-        forward_ms = _time(lambda: run(x), arguments, device)
-        xt = x.clone().requires_grad_(True)
-        step_ms = _time(lambda: run(xt).float().square().sum().backward(), arguments, device)
-        result[label] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms,
-                         "max_relative_error": float(worst)}
+        try:
+            result[label] = _measure(label, run, x, reference, xr, arguments, device)
+        except Exception as error:  # noqa: BLE001 - a row's failure (the same on every rank) is data
+            result[label] = {"error": f"{type(error).__name__}: {error}"[:400]}
+            print(f"{label}: {result[label]['error']}", flush=True)
     result["per_rank"] = _per_rank(column, rows["chunks_1"], x, arguments, device)
     profiled = [label for label in arguments.profile.split(",") if label in steps]
     if profiled:
         result["profile"] = {label: _profile(lambda: steps[label](x), device) for label in profiled}
     return result
+
+
+def _measure(label: str, run: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+             reference: torch.Tensor, xr: torch.Tensor, arguments: argparse.Namespace,
+             device: torch.device) -> Dict[str, float]:
+    """One row: its output and dX checked against the one-GPU pair, then its times."""
+    xp = x.clone().requires_grad_(True)
+    y = run(xp)
+    y.float().square().sum().backward()
+    assert xp.grad is not None and xr.grad is not None
+    errors = {"y": _relative_error(y, reference), "dx": _relative_error(xp.grad, xr.grad)}
+    worst = torch.tensor([max(errors.values())], dtype=torch.float64, device=device)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    if float(worst) > 2e-2:
+        raise SystemExit(f"{label}: the parallel MLP differs from the one-GPU layer "
+                         f"(relative errors {errors})")
+    forward_ms = _time(lambda: run(x), arguments, device)
+    with torch.no_grad():
+        inference_ms = _time(lambda: run(x), arguments, device)
+    xt = x.clone().requires_grad_(True)
+    step_ms = _time(lambda: run(xt).float().square().sum().backward(), arguments, device)
+    return {"forward_ms": forward_ms, "forward_backward_ms": step_ms, "inference_ms": inference_ms,
+            "max_relative_error": float(worst)}
 
 
 def _pipeline(first: BsrLinear, second: BsrLinear, spec: str) -> ParallelBsrMLP:
@@ -307,17 +321,23 @@ def _summarize(paths: List[str]) -> None:
         return sorted(k for k in run if k.startswith(("chunks_", "pipeline_")) or k == "default")
 
     if base is not None:
-        one_gpu = {time: min(base[key][time] for key in rows(base))
-                   for time in ("forward_ms", "forward_backward_ms")}
+        one_gpu = {time: min(base[key].get(time, float("inf")) for key in rows(base))
+                   for time in ("forward_ms", "forward_backward_ms", "inference_ms")}
         print(f"one GPU (the fastest one-rank row): forward {one_gpu['forward_ms']:.2f} ms, "
               f"forward+backward {one_gpu['forward_backward_ms']:.2f} ms")
     for run in runs:
         for key in rows(run):
+            if "error" in run[key]:
+                print(f"{run['device']} x{run['world_size']} {key}: {run[key]['error']}")
+                continue
             line = (f"{run['device']} x{run['world_size']} {key}: forward {run[key]['forward_ms']:.2f} ms, "
                     f"forward+backward {run[key]['forward_backward_ms']:.2f} ms")
             if base is not None:
                 line += (f"; speed-up {one_gpu['forward_ms'] / run[key]['forward_ms']:.2f}x / "
                          f"{one_gpu['forward_backward_ms'] / run[key]['forward_backward_ms']:.2f}x")
+            if "inference_ms" in run[key] and base is not None:
+                line += (f"; inference (no grad) {run[key]['inference_ms']:.2f} ms, "
+                         f"{one_gpu['inference_ms'] / run[key]['inference_ms']:.2f}x")
             if key != "chunks_1" and "chunks_1" in run:
                 line += (f"; overlap against one chunk {run['chunks_1']['forward_ms'] / run[key]['forward_ms']:.2f}x / "
                          f"{run['chunks_1']['forward_backward_ms'] / run[key]['forward_backward_ms']:.2f}x")

@@ -8,10 +8,10 @@ MLP spent 1.40 ms a rank multiplying and 0.70 ms all-reducing its 128 MB output,
 row layer's chunks hid ~0.2 ms (perf-log 60). Pipelined over both, the reductions of chunks
 0 .. n - 2 have every later multiply to run under, and only the last chunk's shows.
 
-The reduction (_reductions.py) is the group's all-reduce or, on GPUs, torch's copy-engine
-collectives, which leave the multiplies nearly every SM. The backward is the whole MLP's,
-unchunked (_overlap.py says why): dW and dX of both layers on the whole gradient, and one
-all-reduce of dX."""
+The reduction (_reductions.py) is the group's all-reduce or, on GPUs, copy-engine pulls over
+torch's symmetric memory, which leave the multiplies nearly every SM. The backward is the whole
+MLP's, unchunked (_overlap.py says why): dW and dX of both layers on the whole gradient, and
+one all-reduce of dX."""
 
 from __future__ import annotations
 
@@ -63,14 +63,14 @@ class _PipelinedMLP(Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, v1: torch.Tensor, b1: Optional[torch.Tensor],
                 v2: torch.Tensor, b2: Optional[torch.Tensor], spec: "_Spec") -> torch.Tensor:
-        training = any(ctx.needs_input_grad)
+        training = spec.training
         hidden = x.new_empty((x.shape[0], spec.hidden))
         # Training keeps the pre-activation z as well (the activation's derivative reads it);
         # inference fuses the activation into the first multiply's epilogue.
         keep_z = training and spec.activation != "none"
         z = x.new_empty(hidden.shape) if keep_z else hidden
         y = x.new_empty((x.shape[0], spec.out_features))
-        reduction = make_reduction(spec.reduction, spec.group)
+        reduction = make_reduction(spec.reduction, spec.group, y)
         with sm_budget(spec.budget):
             for start, stop in spec.bounds:
                 if keep_z:
@@ -78,8 +78,8 @@ class _PipelinedMLP(Function):
                     _activate_into(z[start:stop], hidden[start:stop], spec.activation)
                 else:
                     _ops.multiply_into(v1, spec.first, x[start:stop], hidden[start:stop], b1, spec.activation)
-                _ops.multiply_into(v2, spec.second, hidden[start:stop], y[start:stop], b2)
-                reduction.start(y[start:stop])
+                _ops.multiply_into(v2, spec.second, hidden[start:stop], reduction.partial_out(start, stop), b2)
+                reduction.start(start, stop)
         reduction.finish()
         if training:
             ctx.spec = spec
@@ -111,11 +111,14 @@ class _Spec:
     """What a pipelined forward needs besides its tensors."""
 
     def __init__(self, mlp: "ParallelBsrMLP", bounds: List[Tuple[int, int]], reduction: str,
-                 budget: int) -> None:
+                 budget: int, training: bool) -> None:
         self.first, self.second = mlp.column.local._pattern_key, mlp.row.local._pattern_key
         self.hidden, self.out_features = mlp.column.local.out_features, mlp.row.out_features
         self.activation, self.group = mlp.activation, mlp.group
         self.bounds, self.reduction, self.budget = bounds, reduction, budget
+        # Whether autograd records this step (Function.forward runs with grad mode off, and its
+        # ctx.needs_input_grad says only which inputs require grad, also under no_grad).
+        self.training = training
 
 
 class ParallelBsrMLP(nn.Module):
@@ -126,8 +129,8 @@ class ParallelBsrMLP(nn.Module):
     ``overlap_chunks``: the forward's tokens in that many chunks, pipelined (1: the two layers
     one after the other and one reduction; None: :data:`AUTO_PIPELINE_CHUNKS` on CUDA with 2+
     ranks and at least AUTO_CHUNK_TOKENS tokens a chunk, else 1). ``reduction``:
-    ``"all_reduce"`` (the group's) or ``"copy_engine"`` (torch's symmetric-memory
-    collectives, CUDA only); None: the copy engines where they can run, else the all-reduce.
+    ``"all_reduce"`` (the group's) or ``"copy_engine"`` (copy-engine pulls over torch's
+    symmetric memory, CUDA only); None: the copy engines where they can run, else the all-reduce.
     ``comm_sm_margin``: the SMs the chunks' multiplies leave to the reduction (None: 32 for
     the all-reduce, 8 for the copy engines). The backward is the whole MLP's."""
 
@@ -195,8 +198,10 @@ class ParallelBsrMLP(nn.Module):
         else:
             first_rank_bias = self.row.bias.detach() if self.row.bias is not None and self.row.rank == 0 else None
             local = self.column.local
+            inputs = (tokens, local.values, local.bias, self.row.local.values)
+            training = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in inputs)
             y = _PipelinedMLP.apply(tokens.contiguous(), local.values, local.bias, self.row.local.values,
-                                    first_rank_bias, _Spec(self, bounds, reduction, budget))
+                                    first_rank_bias, _Spec(self, bounds, reduction, budget, training))
             if self.row.bias is not None:
                 y = _collectives.AddBias.apply(y, self.row.bias)
         return y.reshape(*lead, y.shape[-1])
