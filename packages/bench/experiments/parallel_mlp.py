@@ -24,18 +24,17 @@ multiply) beside the plain all-reduce, once per --margins entry: the SMs each ch
 leaves to NCCL (comm_sm_margin; 0: none, the multiply's persistent kernels on every SM, which
 the 2026-11-25 s14 runs measured: no overlap). Rows "chunks_1" (plain) and
 "chunks_4_margin_16" (4 chunks, 16 SMs left); "default": the layer's own defaults
-(overlap_chunks=None, comm_sm_margin=32). Rows "pipeline_<chunks>_<reduction>_<margin>"
-(--pipelines) are ParallelBsrMLP: both layers pipelined over the chunks, each chunk's reduction
-(NCCL's all-reduce, or torch's copy-engine reduce-scatter + all-gather) under the next chunk's
-two multiplies; "pipeline_default" is its own choice. Only the forward is chunked; the backward
-of every row is the whole MLP's. On the CPU (gloo), a small case:
+(overlap_chunks=None, comm_sm_margin=32). Only the forward is chunked; the backward of every
+row is the whole layer's. (Rows "pipeline_*", in the 2026-11-26 s18 results, were a
+ParallelBsrMLP pipelined over both layers, since removed: perf-log 67.) On the CPU (gloo), a
+small case:
 
     torchrun --standalone --nproc-per-node 2 packages/bench/experiments/parallel_mlp.py --cpu
 
 Times: forward (autograd recording, as in training), inference (torch.no_grad: activations
-fused) and forward + backward; per step, every rank synchronised before and after (CUDA: torch.cuda.synchronize), the
-slowest rank's time, the median of --iters steps after --warmup steps (bsrmm tunes a problem on
-its third call, so the warm-up covers tuning).
+fused) and forward + backward; per step, every rank synchronised before and after (CUDA:
+torch.cuda.synchronize), the slowest rank's time, the median of --iters steps after --warmup
+steps (bsrmm tunes a problem on its third call, so the warm-up covers tuning).
 """
 from __future__ import annotations
 
@@ -52,8 +51,8 @@ import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile
 
 from bsrmm.torch import BsrLinear
-from bsrmm.torch.parallel import (ColumnParallelBsrLinear, ParallelBsrMLP, RowParallelBsrLinear,
-                                  pair_feature_bounds, plan_shards)
+from bsrmm.torch.parallel import (ColumnParallelBsrLinear, RowParallelBsrLinear, pair_feature_bounds,
+                                  plan_shards)
 
 CPU_CASE = {"d_model": 1024, "hidden": 4096, "block": 32, "density": 0.25, "tokens": 1024,
             "dtype": "float32"}
@@ -71,9 +70,6 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--chunks", type=int, default=4, help="overlap: tokens in this many chunks")
     parser.add_argument("--margins", default="0,8,16,32",
                         help="overlap: the SMs left to NCCL, one timed row per entry (comma-separated)")
-    parser.add_argument("--pipelines", default="default,4:all_reduce:32,4:copy_engine:8,8:copy_engine:8",
-                        help="ParallelBsrMLP rows, each chunks:reduction:margin or default (the "
-                             "forward pipelined over both layers; comma-separated; empty: none)")
     parser.add_argument("--cap-ctas", action="store_true",
                         help="overlap: also one row per margin whose reduction runs in a group of its own "
                              "with NCCL's CTAs capped at the margin (ProcessGroupNCCL.Options.config.max_ctas)")
@@ -172,9 +168,6 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     rows["default"] = RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds)  # overlap_chunks=None
     steps: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
         label: (lambda x, row=row: row(column(x))) for label, row in rows.items()}
-    for spec in filter(None, arguments.pipelines.split(",")):
-        mlp = _pipeline(first, second, spec)
-        steps[f"pipeline_{spec.replace(':', '_')}"] = mlp
     torch.manual_seed(1)
     x = torch.randn(arguments.tokens, arguments.d_model, device=device, dtype=DTYPES[arguments.dtype])
     xr = x.clone().requires_grad_(True)
@@ -222,15 +215,6 @@ def _measure(label: str, run: Callable[[torch.Tensor], torch.Tensor], x: torch.T
     step_ms = _time(lambda: run(xt).float().square().sum().backward(), arguments, device)
     return {"forward_ms": forward_ms, "forward_backward_ms": step_ms, "inference_ms": inference_ms,
             "max_relative_error": float(worst)}
-
-
-def _pipeline(first: BsrLinear, second: BsrLinear, spec: str) -> ParallelBsrMLP:
-    """A ParallelBsrMLP from "chunks:reduction:margin" ("default": the module's own choices)."""
-    if spec == "default":
-        return ParallelBsrMLP(first, second)
-    chunks, reduction, margin = spec.split(":")
-    return ParallelBsrMLP(first, second, overlap_chunks=int(chunks), reduction=reduction,
-                          comm_sm_margin=int(margin))
 
 
 def _capped_group(ctas: int) -> Any:

@@ -3,9 +3,7 @@ tensor-parallel MLP (ColumnParallelBsrLinear -> gelu (fused) -> RowParallelBsrLi
 spawned gloo processes at world size 1, 2 and 4 against the single-process BsrLinear pair in
 float64: the output and every gradient (dX, dValues, dBias), uneven cuts, an empty block row and
 an empty shard, the overlapped and the sequence-parallel reductions, gather_output, a
-DeviceMesh, the state round trip back to one BsrLinear, and ParallelBsrMLP's pipelined forward
-(chunks of tokens, each one's reduction under the next one's multiplies) with every
-activation."""
+DeviceMesh, and the state round trip back to one BsrLinear."""
 
 from __future__ import annotations
 
@@ -24,11 +22,9 @@ dist = pytest.importorskip("torch.distributed", reason="torch was built without 
 import bsrmm  # noqa: E402
 from bsrmm.torch import BsrLinear  # noqa: E402
 from bsrmm.torch.parallel import (  # noqa: E402
-    ColumnParallelBsrLinear, ParallelBsrMLP, RowParallelBsrLinear, balanced_bounds,
-    pair_feature_bounds, plan_shards, shard_bsr, take_shard,
+    ColumnParallelBsrLinear, RowParallelBsrLinear, balanced_bounds, pair_feature_bounds,
+    plan_shards, shard_bsr, take_shard,
 )
-from bsrmm.torch.parallel._mlp import chunk_bounds  # noqa: E402
-from bsrmm.torch.parallel._reductions import copy_engine_unavailable  # noqa: E402
 
 needs_gloo = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
                                 reason="torch.distributed has no gloo backend in this build")
@@ -151,21 +147,6 @@ def test_auto_chunks_overlap_only_large_cuda_batches_across_ranks():
         assert auto_chunks(on_gpu[:-1], 2) == 1
 
 
-def test_pipeline_chunks_cover_the_tokens_in_whole_multiples():
-    assert chunk_bounds(8, 3, 1) == [(0, 3), (3, 5), (5, 8)]
-    assert chunk_bounds(8192, 4, 4) == [(0, 2048), (2048, 4096), (4096, 6144), (6144, 8192)]
-    assert chunk_bounds(2, 4, 1) == [(0, 1), (1, 2)]          # fewer tokens than chunks
-    assert chunk_bounds(3, 4, 4) == [(0, 3)]                  # fewer tokens than one multiple
-    for tokens in range(1, 60):
-        for chunks in (1, 2, 3, 4, 8):
-            for multiple in (1, 2, 4):
-                bounds = chunk_bounds(tokens, chunks, multiple)
-                assert bounds[0][0] == 0 and bounds[-1][1] == tokens
-                assert all(a < b for a, b in bounds) and len(bounds) <= chunks
-                assert all(b0 == a1 for (_, b0), (a1, _) in zip(bounds[:-1], bounds[1:]))
-                assert all((b - a) % multiple == 0 for a, b in bounds[:-1])
-
-
 # ---- the layers, in spawned gloo processes ----
 
 def _grads_of(layer):
@@ -259,52 +240,6 @@ def _check_refusals(group):
             row(torch.randn(3, HIDDEN, dtype=torch.float64))
 
 
-def _check_mlp(group, seed, activation="gelu", **options):
-    """ParallelBsrMLP (pipelined over chunks where ``options`` ask) against the single-process
-    pair: the output, dX and every shard's gradients; and the inference (no-grad) forward,
-    whose activation runs fused."""
-    first, second = _mlp(seed)
-    first.activation = activation
-    x = torch.randn(TOKENS[0] * TOKENS[1], D_MODEL, dtype=torch.float64)
-    cotangent = torch.randn(x.shape, dtype=torch.float64)
-    xr = x.clone().requires_grad_(True)
-    expected = second(first(xr))
-    (expected * cotangent).sum().backward()
-    mlp = ParallelBsrMLP(first, second, group, **options)
-    xp = x.clone().requires_grad_(True)
-    y = mlp(xp)
-    (y * cotangent).sum().backward()
-    torch.testing.assert_close(y, expected, msg=activation)
-    torch.testing.assert_close(xp.grad, xr.grad, msg=activation)
-    rank = dist.get_rank(mlp.group)
-    first_grads = take_shard(_grads_of(first), mlp.column.plan, rank)
-    second_grads = take_shard(_grads_of(second), mlp.row.plan, rank)
-    torch.testing.assert_close(mlp.column.local.values.grad, first_grads.values, msg=activation)
-    torch.testing.assert_close(mlp.column.local.bias.grad, first_grads.bias, msg=activation)
-    torch.testing.assert_close(mlp.row.local.values.grad, second_grads.values, msg=activation)
-    torch.testing.assert_close(mlp.row.bias.grad, second.bias.grad, msg=activation)
-    with torch.no_grad():
-        torch.testing.assert_close(mlp(x.reshape(*TOKENS, D_MODEL)), expected.detach().reshape(*TOKENS, D_MODEL))
-    whole_first, whole_second = mlp.to_bsr_linears()
-    torch.testing.assert_close(whole_first.values, first.values, rtol=0, atol=0)
-    torch.testing.assert_close(whole_second.values, second.values, rtol=0, atol=0)
-
-
-def _check_mlp_refusals(group):
-    first, second = _mlp(9)
-    with pytest.raises(ValueError, match="second must have no activation"):
-        ParallelBsrMLP(first, first, group)
-    for name, value in (("overlap_chunks", 0), ("overlap_chunks", True), ("reduction", "ring"),
-                        ("comm_sm_margin", -1)):
-        with pytest.raises(ValueError, match=name):
-            ParallelBsrMLP(first, second, group, **{name: value})
-    mlp = ParallelBsrMLP(first, second, group, reduction="copy_engine", overlap_chunks=2)
-    with pytest.raises(RuntimeError, match="copy-engine reduction needs CUDA tensors"):
-        mlp(torch.randn(4, D_MODEL, dtype=torch.float64))
-    with pytest.raises(ValueError, match="this MLP takes 40"):
-        mlp(torch.randn(4, D_MODEL + 1, dtype=torch.float64))
-
-
 def _worker(rank, world_size, init_file):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
@@ -323,10 +258,6 @@ def _worker(rank, world_size, init_file):
                         sequence_parallel=True)
         _check_gather_output(group, seed=15)
         _check_refusals(group)
-        for activation, chunks in (("gelu", 3), ("silu", 8), ("relu", 2), ("none", 3), ("gelu", 1)):
-            _check_mlp(group, seed=18, activation=activation, overlap_chunks=chunks)
-        _check_mlp(None, seed=19)  # the defaults: one chunk on the CPU
-        _check_mlp_refusals(group)
         from torch.distributed.device_mesh import init_device_mesh
 
         _check_pair(init_device_mesh("cpu", (world_size,)), seed=16)
@@ -383,30 +314,6 @@ def _nccl_worker(rank, world_size, init_file):
             torch.testing.assert_close(column.local.values.grad, grads.values)
             row_grads = take_shard(_grads_of(second), row.plan, rank)
             torch.testing.assert_close(row.local.values.grad, row_grads.values, msg=f"margin {margin}")
-        # The MLP pipelined over both layers, with each reduction; 66 tokens: the copy engines'
-        # reduce-scatter cuts whole multiples of the ranks, the rest goes to the last chunk.
-        why_not = copy_engine_unavailable(x.device)
-        if why_not is not None:
-            print(f"copy-engine reduction not checked: {why_not}")
-        for reduction in ("all_reduce",) + (("copy_engine",) if why_not is None else ()):
-            for tokens in (64, 66):
-                xt = torch.randn(tokens, D_MODEL, dtype=torch.float64, device=f"cuda:{rank}")
-                dist.broadcast(xt, 0)
-                first.zero_grad(), second.zero_grad()
-                xr = xt.clone().requires_grad_(True)
-                expected = second(first(xr))
-                expected.square().sum().backward()
-                mlp = ParallelBsrMLP(first, second, overlap_chunks=4, reduction=reduction)
-                xp = xt.clone().requires_grad_(True)
-                mlp(xp).square().sum().backward()
-                with torch.no_grad():
-                    torch.testing.assert_close(mlp(xt), expected.detach(), msg=reduction)
-                torch.testing.assert_close(xp.grad, xr.grad, msg=reduction)
-                grads = take_shard(_grads_of(first), mlp.column.plan, rank)
-                torch.testing.assert_close(mlp.column.local.values.grad, grads.values, msg=reduction)
-                row_grads = take_shard(_grads_of(second), mlp.row.plan, rank)
-                torch.testing.assert_close(mlp.row.local.values.grad, row_grads.values, msg=reduction)
-                torch.testing.assert_close(mlp.row.bias.grad, second.bias.grad, msg=reduction)
         # No rank tears its group down while another still talks to it (gloo aborts the
         # other process: "terminate called without an active exception").
         dist.barrier()

@@ -99,17 +99,17 @@ def bsr_mm(
 
 
 def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor,
-                  bias: Optional[torch.Tensor] = None, activation: str = "none") -> None:
-    """``out = act(x @ W^T (+ bias))`` written into ``out`` (row-contiguous, e.g. a slice of
-    tokens of a larger output), off autograd's tape: for callers with a backward of their own
-    (the overlapped row-parallel reduction, parallel/_overlap.py; the pipelined MLP,
-    parallel/_mlp.py), which save a cat of the pieces this way."""
-    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, False)
+                  bias: Optional[torch.Tensor] = None) -> None:
+    """``out = x @ W^T (+ bias)`` written into ``out`` (row-contiguous, e.g. a slice of tokens
+    of a larger output), off autograd's tape: for callers with a backward of their own (the
+    overlapped row-parallel reduction, parallel/_overlap.py), which save a cat of the pieces
+    this way."""
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, "none", False)
     if tuple(out.shape) != (x.shape[0], rows) or out.stride(1) != 1:
         raise ValueError(f"out must be ({x.shape[0]}, {rows}) with contiguous rows; got "
                          f"{tuple(out.shape)} with strides {out.stride()}")
     _check_alike("values", values, out=out)
-    _multiply(values, pattern, x, out, bias, activation, False)
+    _multiply(values, pattern, x, out, bias, "none", False)
 
 
 def _multiply(

@@ -5,20 +5,17 @@ about the same number of stored blocks per rank; :class:`ColumnParallelBsrLinear
 :class:`RowParallelBsrLinear` are Megatron's pair over those shards, with the collectives of
 the forward and the backward, loading from and saving to a single-GPU BsrLinear. A pair
 (column then row parallel) is cut at one place, :func:`pair_feature_bounds`, so the first's
-output slices are the second's input slices. :class:`ParallelBsrMLP` is that pair as one module, its forward a
-pipeline over chunks of tokens (each chunk's reduction under the next chunk's multiplies)."""
+output slices are the second's input slices."""
 
 from __future__ import annotations
 
 from ._layers import ColumnParallelBsrLinear, RowParallelBsrLinear
-from ._mlp import ParallelBsrMLP
 from ._shard import (BsrShard, ShardPlan, balanced_bounds, pair_feature_bounds, plan_shards,
                      shard_bsr, take_shard)
 
 __all__ = [
     "BsrShard",
     "ColumnParallelBsrLinear",
-    "ParallelBsrMLP",
     "RowParallelBsrLinear",
     "ShardPlan",
     "balanced_bounds",
