@@ -1,5 +1,5 @@
-// The CUDA variant registry: every compiled variant (narrow, sm90, sm80, generic, dense
-// fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
+// The CUDA variant registry: every compiled variant (narrow, sm90, sm80, fp8 widened, generic,
+// dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
 // the sparse family that supports the arguments by rank (narrow where it applies, then sm90 >
 // sm80 > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
 // (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
@@ -26,8 +26,8 @@ const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
     const std::pair<Family, std::vector<Variant> (*)()> families[] = {
         {Family::narrow, &narrow_variants},   {Family::sm90, &sm90_variants},
-        {Family::sm80, &sm80_variants},       {Family::generic, &generic_variants},
-        {Family::dense_fallback, &dense_fallback_variants},
+        {Family::sm80, &sm80_variants},       {Family::fp8_widened, &fp8_widened_variants},
+        {Family::generic, &generic_variants}, {Family::dense_fallback, &dense_fallback_variants},
     };
     std::vector<Variant> list;
     for (const auto& [family, variants] : families) {
@@ -41,15 +41,18 @@ const std::vector<Variant>& all_variants() {
   return all;
 }
 
-// Sparse families by rank: sm90 > sm80 > generic. The narrow kernels rank first where they move
-// the fewest bytes (small N) or where only the generic kernel would take the blocks, and just
-// above generic otherwise (narrow/heuristic.hpp).
+// Sparse families by rank: sm90 > sm80 > fp8 widened > generic. The narrow kernels rank first
+// where they move the fewest bytes (small N) or where only the generic kernel would take the
+// blocks, and just above generic otherwise (narrow/heuristic.hpp). fp8 widened onto the f16 /
+// bf16 / f32 tensor-core kernels goes after the Hopper fp8 row tiles (fp8 wgmma reads half the
+// bytes) and before the SIMT kernels.
 int family_rank(const Variant& variant, const MatmulArgs& args) {
   switch (variant.family) {
     case Family::narrow:
       return narrow::preferred(args.a.block_height, args.a.block_width, args.c.cols) ? kNarrowFirst : 1;
     case Family::sm90: return 6;
     case Family::sm80: return 4;
+    case Family::fp8_widened: return 2;
     default: return 0;
   }
 }
@@ -124,6 +127,11 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
 }
 
 }  // namespace
+
+const Variant* heuristic_pick(const MatmulArgs& args, const DeviceTraits& device) {
+  const std::vector<const Variant*> ranked = ranked_supporting(args, device);
+  return ranked.empty() ? nullptr : ranked.front();
+}
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> names;

@@ -19,7 +19,7 @@ struct DeviceTraits {
 };
 
 // The list a variant comes from; the registry ranks and places variants by it.
-enum class Family { narrow, sm90, sm80, generic, dense_fallback };
+enum class Family { narrow, sm90, sm80, generic, dense_fallback, fp8_widened };
 
 struct Variant {
   std::string name;
@@ -41,5 +41,10 @@ std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async
 std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
 std::vector<Variant> narrow_variants();   // src/cuda/narrow/: memory-bound small N and tiny blocks, any dtype
 std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
+std::vector<Variant> fp8_widened_variants();     // src/cuda/fp8_widened/: fp8 widened onto the f16 / bf16 / f32 kernels
+
+// The variant the untuned heuristic would run for these arguments (registry.cu), or null when
+// none supports them; nothing is launched. For a variant that hands its problem on to another.
+const Variant* heuristic_pick(const MatmulArgs& args, const DeviceTraits& device);
 
 }  // namespace bsrmm::cuda

@@ -55,9 +55,10 @@ struct Fp8Shape {
   bsrmm_activation activation = BSRMM_ACTIVATION_NONE;
 };
 
-// One multiply on cuda:0 with `variant` forced ("" for the heuristic's pick); returns the status.
+// One multiply on cuda:0 with `variant` forced ("" for the heuristic's pick); returns the status
+// and, in `ran`, the variant that ran.
 bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t seed, bool device_scales = true,
-                      bsrmm_op op_a = BSRMM_OP_NONE, const Fp8Shape& shape = {}) {
+                      bsrmm_op op_a = BSRMM_OP_NONE, const Fp8Shape& shape = {}, std::string* ran_out = nullptr) {
   const bsrmm_device gpu{BSRMM_DEVICE_CUDA, 0};
   bsrmm_context_t raw = nullptr;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_create(gpu, &raw));
@@ -109,14 +110,18 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
   if (status != BSRMM_STATUS_SUCCESS) return status;
   EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, bsrmm_context_synchronize(ctx.get()));
   c_buffer.download(c.bytes().data(), c.bytes().size());
+  const std::string ran = bsrmm_context_last_variant(ctx.get());
+  if (ran_out != nullptr) *ran_out = ran;
+  EXPECT_NE(ran.find(pair_name(k.a, k.b)), std::string::npos) << ran;
+  // The bound of the kernel that ran: the generic kernel sums in f32 (the dtype's default), the
+  // sm90 fp8 row tiles on fp8 tensor cores, the widened variants on operands rounded to C's dtype.
+  const double accumulation = ran.rfind("generic_", 0) == 0       ? 0.0
+                              : ran.rfind("fp8_widened_", 0) == 0 ? fp8_widened_epsilon(k.c)
+                                                                  : kFp8TensorCoreEpsilon;
   expect_matches(c, reference_matmul(dequantised(a, a_scales, k.a_kind), a.rows, a.cols, op_a,
                                      dequantised(b, b_scales), c_before, 1.0, shape.beta,
                                      shape.bias ? &bias_values : nullptr, shape.activation),
-                 variant.empty() ? "heuristic" : variant,
-                 // The sm90 kernels (forced, or the heuristic's pick) sum on fp8 tensor cores.
-                 variant.rfind("generic_", 0) == 0 ? 0.0 : kFp8TensorCoreEpsilon);
-  const std::string ran = bsrmm_context_last_variant(ctx.get());
-  EXPECT_NE(ran.find(pair_name(k.a, k.b)), std::string::npos) << ran;
+                 (variant.empty() ? "heuristic" : variant) + " ran " + ran, accumulation);
   return status;
 }
 
@@ -136,6 +141,64 @@ TEST(GpuFp8, EveryGenericVariantMatchesFloat64) {
             EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++));
             EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++));
           }
+}
+
+// fp8 widened onto the tensor-core kernels, each variant forced: every pairing, C dtype and kind
+// of scales, on blocks of 16 x 16 (B row-major, N = 40) and 32 x 16 (B column-major, N = 37: the
+// widened B's leading dimension is padded, with beta, a bias and gelu). f16 declines where a
+// folded scale could carry an e5m2 value past 65504 (scales here reach 4): that is UNSUPPORTED
+// when forced, and the heuristic's pick (checked for every case too) runs something else.
+TEST(GpuFp8, WidenedVariantsMatchFloat64) {
+  BSRMM_REQUIRE_GPU();
+  Fp8Shape square;
+  square.block_rows = 5, square.block_cols = 4, square.bh = 16, square.bw = 16, square.n = 40;
+  Fp8Shape tall = square;
+  tall.bh = 32, tall.n = 37, tall.b_layout = BSRMM_LAYOUT_COL_MAJOR;
+  tall.beta = 0.5, tall.bias = true, tall.activation = BSRMM_ACTIVATION_GELU;
+  uint64_t seed = 2900;
+  for (const Fp8Shape& shape : {square, tall})
+    for (bsrmm_dtype a : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
+      for (bsrmm_dtype b : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
+        for (bsrmm_dtype c : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16})
+          for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW})
+            for (bool per_column : {false, true}) {
+              const GpuFp8Case k{a, b, c, kind, per_column};
+              const std::string variant =
+                  std::string("fp8_widened_") + pair_name(a, b) + "_" + c_name(c) + "_via_" + c_name(c);
+              SCOPED_TRACE(variant + " blocks " + std::to_string(shape.bh) + "x" + std::to_string(shape.bw) +
+                           (per_column ? " per-column B scales" : " one B scale") + " A scales kind " +
+                           std::to_string(kind));
+              const bool may_overflow_f16 =
+                  c == BSRMM_DTYPE_F16 && ((a == BSRMM_DTYPE_FLOAT8_E5M2 && kind != BSRMM_SCALE_PER_TENSOR) ||
+                                           (b == BSRMM_DTYPE_FLOAT8_E5M2 && per_column));
+              const bsrmm_status status = run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape);
+              if (may_overflow_f16) {
+                EXPECT_TRUE(status == BSRMM_STATUS_SUCCESS || status == BSRMM_STATUS_UNSUPPORTED) << status;
+              } else {
+                EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, status);
+              }
+              EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape));
+            }
+}
+
+// The heuristic takes the widened variants where only the SIMT kernel took fp8 before (blocks
+// of 16 and 32, N in the thousands), and the Hopper fp8 row tiles where those apply.
+TEST(GpuFp8, HeuristicWidensSmallBlocksOntoTensorCores) {
+  BSRMM_REQUIRE_GPU();
+  std::string why;
+  const bool sm90 = sm90a_device(&why);
+  for (int32_t block : {16, 32, 64}) {
+    Fp8Shape shape;
+    shape.block_rows = 8, shape.block_cols = 8, shape.bh = block, shape.bw = block, shape.n = 256;
+    shape.b_layout = BSRMM_LAYOUT_COL_MAJOR, shape.density = 0.5;
+    const GpuFp8Case k{BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16,
+                       BSRMM_SCALE_PER_BLOCK, false};
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::string ran;
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", 3000 + uint64_t(block), true, BSRMM_OP_NONE, shape, &ran));
+    const std::string expected_prefix = block == 64 && sm90 ? "sm90_tma_wgmma_e4m3xe4m3" : "fp8_widened_";
+    EXPECT_EQ(ran.rfind(expected_prefix, 0), 0u) << ran;
+  }
 }
 
 // op(A) = A^T: the plan's A^T (blocks transposed on the device) keeps each block's scale.

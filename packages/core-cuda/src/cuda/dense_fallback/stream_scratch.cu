@@ -46,12 +46,13 @@ std::string stream_memory_refusal(int ordinal) {
   return supported ? "" : "device " + std::to_string(ordinal) + " has no stream-ordered memory pools";
 }
 
-StreamScratch::StreamScratch(std::size_t bytes, int ordinal, cudaStream_t stream) : stream_(stream) {
+StreamScratch::StreamScratch(std::size_t bytes, int ordinal, cudaStream_t stream, const char* user)
+    : stream_(stream) {
   if (bytes == 0) return;
   const cudaError_t result = cudaMallocFromPoolAsync(&data_, bytes, pool_for(ordinal), stream);
   if (result == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    detail::fail(BSRMM_STATUS_OUT_OF_MEMORY, "dense fallback: cannot allocate ", bytes,
+    detail::fail(BSRMM_STATUS_OUT_OF_MEMORY, user, ": cannot allocate ", bytes,
                  " bytes of scratch on CUDA device ", ordinal);
   }
   check_cuda(result, "cudaMallocFromPoolAsync");

@@ -15,8 +15,8 @@ std::string stream_memory_refusal(int ordinal);
 
 class StreamScratch {
  public:
-  // Throws OUT_OF_MEMORY naming `bytes`. The device must be current.
-  StreamScratch(std::size_t bytes, int ordinal, cudaStream_t stream);
+  // Throws OUT_OF_MEMORY naming `bytes` and `user` (what wanted them). The device must be current.
+  StreamScratch(std::size_t bytes, int ordinal, cudaStream_t stream, const char* user = "dense fallback");
   ~StreamScratch();
   StreamScratch(const StreamScratch&) = delete;
   StreamScratch& operator=(const StreamScratch&) = delete;
