@@ -6,7 +6,8 @@
 // Per call, into stream-ordered scratch: A's stored values times their per-block or per-row
 // scale, and B times its per-column scales, widened to C's dtype (the producer); then the
 // registry's own pick for that f16 / bf16 / f32 problem multiplies them (the main loop and
-// epilogue are that kernel's). Per-tensor scales are not folded into the values but into alpha,
+// epilogue are that kernel's; the dense fallback, densifying the widened values, where A's
+// density makes one dense GEMM faster). Per-tensor scales are not folded into the values but into alpha,
 // so those widen exactly: every e4m3 and e5m2 value is a bf16, an f16 and an f32. A folded
 // scale rounds the product once to C's dtype (2^-9 relative in bf16), far below fp8's own 2^-4.
 // f16 is taken only where the folded values stay inside its range (65504).
@@ -111,6 +112,19 @@ int64_t a_scale_count(const BsrView& a) {
          : a.scale_kind == BSRMM_SCALE_PER_BLOCK_ROW ? a.block_row_count : 1;
 }
 
+// The widened A's dense copy, for the dense variants: made by them per call (densified into
+// their own stream-ordered scratch), as for a step's borrowed values, since the widened values
+// live for this call only. Stateless.
+class PerCallDenseCopy final : public DenseCopy {
+ public:
+  const void* get(void*) override {
+    detail::fail(BSRMM_STATUS_INTERNAL, "fp8 widened: the dense copy is made per call, never kept");
+  }
+  bool kept() const override { return false; }
+};
+
+PerCallDenseCopy per_call_dense_copy;
+
 // The f16 / bf16 / f32 problem the widened operands make: A and B in T, their folded scales
 // gone, the per-tensor ones in alpha. `a_values` / `b_values` are where the widened copies live
 // (any 256-byte aligned address when only asking what supports them).
@@ -126,7 +140,7 @@ MatmulArgs widened(const MatmulArgs& args, const void* a_values, void* b_values)
   inner.a.dtype = dtype;
   inner.a.scales = inner.a.device_scales = nullptr;
   inner.a.scale_kind = BSRMM_SCALE_PER_TENSOR;
-  inner.a_dense = nullptr;  // the plan's dense copy is fp8's; the dense variants decline
+  inner.a_dense = &per_call_dense_copy;  // the plan's dense copy would be fp8's
   inner.b.data = b_values;
   inner.b.dtype = dtype;
   inner.b.ld = widened_ld<T>(args.b);
