@@ -91,7 +91,7 @@ def test_gpu_fp8_product_matches_float64(torch, block, b_layout, per_column, out
         summing = 2 * OUT_ULP[out_dtype] + OUT_ULP[out_dtype] ** 2 + 1e-5
     bound = summing * magnitude + OUT_ULP[out_dtype] * np.abs(ref) * 1.01 + 1e-30
     values = out.cpu().to(torch.float64).numpy()
-    assert np.all(np.abs(values - ref) <= bound), np.max(np.abs(values - ref) / bound)
+    assert np.all(np.abs(values - ref) <= bound), (ctx.last_variant, np.max(np.abs(values - ref) / bound))
     if _is_hopper(torch) and block[0] in (64, 128) and b_layout == "col" and out_dtype != "float32":
         assert ctx.last_variant.startswith("sm90_tma_wgmma_e4m3xe4m3_"), ctx.last_variant
     elif block == (48, 32):  # no fp8 row tile takes it: widened onto the tensor-core kernels
