@@ -85,16 +85,17 @@ def test_gpu_fp8_product_matches_float64(torch, block, b_layout, per_column, out
     magnitude = np.abs(a) @ np.abs(b_dequantised) + np.abs(bias.cpu().to(torch.float64).numpy())[:, None]
     # The fp8 tensor cores keep ~14 bits of a block's sum (2^-13 with margin); the widened
     # variants (blocks the fp8 row tiles do not take) round each operand times its folded scale
-    # to the output's dtype once, so each product is off by up to 2u of itself.
+    # to the output's dtype once (up to 2u of each product), and the bf16 / f32 kernel that
+    # multiplies them is allowed 2u more for its own sums (dense_reference.hpp says the same).
     summing = 2.0**-13
     if ctx.last_variant.startswith("fp8_widened_"):
-        summing = 2 * OUT_ULP[out_dtype] + OUT_ULP[out_dtype] ** 2 + 1e-5
+        summing = 4 * OUT_ULP[out_dtype] + OUT_ULP[out_dtype] ** 2 + 1e-5
     bound = summing * magnitude + OUT_ULP[out_dtype] * np.abs(ref) * 1.01 + 1e-30
     values = out.cpu().to(torch.float64).numpy()
     assert np.all(np.abs(values - ref) <= bound), (ctx.last_variant, np.max(np.abs(values - ref) / bound))
     if _is_hopper(torch) and block[0] in (64, 128) and b_layout == "col" and out_dtype != "float32":
         assert ctx.last_variant.startswith("sm90_tma_wgmma_e4m3xe4m3_"), ctx.last_variant
-    elif block == (48, 32):  # no fp8 row tile takes it: widened onto the tensor-core kernels
+    elif block == (48, 32) and out_dtype != "float16":  # widened onto the tensor-core kernels
         assert ctx.last_variant.startswith("fp8_widened_e4m3xe4m3_"), ctx.last_variant
 
 
