@@ -125,22 +125,30 @@ bsrmm_status run_case(const GpuFp8Case& k, const std::string& variant, uint64_t 
   return status;
 }
 
-TEST(GpuFp8, EveryGenericVariantMatchesFloat64) {
-  BSRMM_REQUIRE_GPU();
-  uint64_t seed = 2700;
+// Every pairing of fp8 formats, C dtype, kind of A's scales and of B's (one, or per column).
+template <typename Check>
+void for_each_case(Check&& check) {
   for (bsrmm_dtype a : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
     for (bsrmm_dtype b : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
       for (bsrmm_dtype c : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16})
         for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW})
           for (bool per_column : {false, true}) {
-            const GpuFp8Case k{a, b, c, kind, per_column};
-            const std::string variant =
-                std::string("generic_") + pair_name(a, b) + "_" + c_name(c) + "_simt_m64n64k16";
-            SCOPED_TRACE(variant + (per_column ? " per-column B scales" : " one B scale") +
-                         " A scales kind " + std::to_string(kind));
-            EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++));
-            EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++));
+            SCOPED_TRACE(std::string(per_column ? "per-column B scales" : "one B scale") + ", A scales kind " +
+                         std::to_string(kind));
+            check(GpuFp8Case{a, b, c, kind, per_column});
           }
+}
+
+TEST(GpuFp8, EveryGenericVariantMatchesFloat64) {
+  BSRMM_REQUIRE_GPU();
+  uint64_t seed = 2700;
+  for_each_case([&](const GpuFp8Case& k) {
+    const std::string variant =
+        std::string("generic_") + pair_name(k.a, k.b) + "_" + c_name(k.c) + "_simt_m64n64k16";
+    SCOPED_TRACE(variant);
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++));
+    EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++));
+  });
 }
 
 // fp8 widened onto the tensor-core kernels, each variant forced: every pairing, C in bf16 and
@@ -155,25 +163,20 @@ TEST(GpuFp8, WidenedVariantsMatchFloat64) {
   tall.bh = 32, tall.n = 37, tall.b_layout = BSRMM_LAYOUT_COL_MAJOR;
   tall.beta = 0.5, tall.bias = true, tall.activation = BSRMM_ACTIVATION_GELU;
   uint64_t seed = 2900;
-  for (const Fp8Shape& shape : {square, tall})
-    for (bsrmm_dtype a : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
-      for (bsrmm_dtype b : {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2})
-        for (bsrmm_dtype c : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16})
-          for (bsrmm_scale_kind kind : {BSRMM_SCALE_PER_TENSOR, BSRMM_SCALE_PER_BLOCK, BSRMM_SCALE_PER_BLOCK_ROW})
-            for (bool per_column : {false, true}) {
-              const GpuFp8Case k{a, b, c, kind, per_column};
-              const std::string variant =
-                  std::string("fp8_widened_") + pair_name(a, b) + "_" + c_name(c) + "_via_" + c_name(c);
-              SCOPED_TRACE(variant + " blocks " + std::to_string(shape.bh) + "x" + std::to_string(shape.bw) +
-                           (per_column ? " per-column B scales" : " one B scale") + " A scales kind " +
-                           std::to_string(kind));
-              if (c != BSRMM_DTYPE_F16) {
-                EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
-              }
-              std::string ran;
-              EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape, &ran));
-              if (c == BSRMM_DTYPE_F16) EXPECT_EQ(ran.rfind("fp8_widened_", 0), std::string::npos) << ran;
-            }
+  for (const Fp8Shape& shape : {square, tall}) {
+    SCOPED_TRACE("blocks " + std::to_string(shape.bh) + "x" + std::to_string(shape.bw));
+    for_each_case([&](const GpuFp8Case& k) {
+      const std::string variant =
+          std::string("fp8_widened_") + pair_name(k.a, k.b) + "_" + c_name(k.c) + "_via_" + c_name(k.c);
+      SCOPED_TRACE(variant);
+      if (k.c != BSRMM_DTYPE_F16) {
+        EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, variant, seed++, true, BSRMM_OP_NONE, shape));
+      }
+      std::string ran;
+      EXPECT_BSRMM(BSRMM_STATUS_SUCCESS, run_case(k, "", seed++, true, BSRMM_OP_NONE, shape, &ran));
+      if (k.c == BSRMM_DTYPE_F16) EXPECT_EQ(ran.rfind("fp8_widened_", 0), std::string::npos) << ran;
+    });
+  }
 }
 
 // The heuristic takes the widened variants where only the SIMT kernel took fp8 before (blocks

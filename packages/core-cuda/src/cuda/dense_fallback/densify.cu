@@ -7,6 +7,7 @@
 // rows of 128 blocks of 64 x 64 (28 MB, H200; perf-log 60).
 #include "../../common/dtype.hpp"
 #include "../cuda_backend.hpp"
+#include "../kernel_parts/block_row_of.cuh"
 #include "../runtime/cuda_check.hpp"
 #include "../runtime/device_guard.hpp"
 
@@ -15,16 +16,6 @@
 
 namespace bsrmm::cuda {
 namespace {
-
-// The block row holding stored block p: the last r with row_ptr[r] <= p.
-__device__ int64_t block_row_of(const int32_t* row_ptr, int64_t block_rows, int64_t p) {
-  int64_t low = 0, high = block_rows;  // row_ptr[low] <= p < row_ptr[high]
-  while (high - low > 1) {
-    const int64_t mid = (low + high) / 2;
-    if (row_ptr[mid] <= p) low = mid; else high = mid;
-  }
-  return low;
-}
 
 // Piece: the unit copied (uint4 when rows are 16-byte multiples and aligned, else the element).
 // Widths and ld are in pieces.

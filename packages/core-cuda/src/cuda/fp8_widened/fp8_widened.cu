@@ -15,6 +15,7 @@
 // the cause unread (perf-log 68).
 #include "../../common/dtype.hpp"
 #include "../dense_fallback/stream_scratch.hpp"
+#include "../kernel_parts/block_row_of.cuh"
 #include "../kernel_parts/element.cuh"
 #include "../runtime/cuda_check.hpp"
 #include "../variant.hpp"
@@ -33,16 +34,6 @@ using dense_fallback::StreamScratch;
 
 constexpr int kThreads = 256;
 constexpr uintptr_t kScratchAlignment = 256;  // what the stream-ordered pool hands out
-
-// The block row of stored block `block`: the last r with row_ptr[r] <= block.
-__device__ int64_t block_row_of(const int32_t* row_ptr, int64_t rows, int64_t block) {
-  int64_t low = 0, high = rows;  // row_ptr[low] <= block < row_ptr[high]
-  while (high - low > 1) {
-    const int64_t mid = (low + high) / 2;
-    if (row_ptr[mid] <= block) low = mid; else high = mid;
-  }
-  return low;
-}
 
 // A's values times their block's (PER_BLOCK) or block row's (PER_BLOCK_ROW) scale, in T; a
 // PER_TENSOR scale goes to alpha instead (scales == nullptr). One CTA a stored block at a time.
