@@ -1,7 +1,7 @@
 // The CUDA variant registry: every compiled variant (narrow, sm90, sm80, fp8 widened, generic,
 // dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
 // the sparse family that supports the arguments by rank (narrow where it applies, then sm90 >
-// sm80 > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
+// sm80 > fp8 widened > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
 // (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
 // order, for the tuner.
 #include "../common/dtype.hpp"
@@ -43,9 +43,9 @@ const std::vector<Variant>& all_variants() {
 
 // Sparse families by rank: sm90 > sm80 > fp8 widened > generic. The narrow kernels rank first
 // where they move the fewest bytes (small N) or where only the generic kernel would take the
-// blocks, and just above generic otherwise (narrow/heuristic.hpp). fp8 widened onto the f16 /
-// bf16 / f32 tensor-core kernels goes after the Hopper fp8 row tiles (fp8 wgmma reads half the
-// bytes) and before the SIMT kernels.
+// blocks, and just above generic otherwise (narrow/heuristic.hpp). fp8 widened onto the bf16 /
+// f32 tensor-core kernels goes after the Hopper fp8 row tiles (fp8 wgmma reads half the bytes)
+// and before the SIMT kernels.
 int family_rank(const Variant& variant, const MatmulArgs& args) {
   switch (variant.family) {
     case Family::narrow:

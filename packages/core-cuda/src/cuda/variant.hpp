@@ -41,7 +41,7 @@ std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async
 std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
 std::vector<Variant> narrow_variants();   // src/cuda/narrow/: memory-bound small N and tiny blocks, any dtype
 std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
-std::vector<Variant> fp8_widened_variants();     // src/cuda/fp8_widened/: fp8 widened onto the f16 / bf16 / f32 kernels
+std::vector<Variant> fp8_widened_variants();     // src/cuda/fp8_widened/: fp8 widened onto the bf16 / f32 kernels
 
 // The variant the untuned heuristic would run for these arguments (registry.cu), or null when
 // none supports them; nothing is launched. For a variant that hands its problem on to another.
