@@ -50,7 +50,9 @@ struct MathTraits<Math::tf32> {
 
 // Exact f32 (BSRMM_F32_EXACT) on tf32 tensor cores: x = big + small with both parts tf32, and
 // a*b ~ a_big*b_big + a_big*b_small + a_small*b_big. The dropped small*small term and the
-// rounding of the small parts are ~2^-21 relative, below f32 accumulation noise at 1e-5.
+// rounding of the small parts are ~2^-21 relative, below f32 accumulation noise at 1e-5; each
+// k step's three products are added to the running sum outside the tensor cores, which round
+// their sums towards zero (warp_mma.cuh).
 template <>
 struct MathTraits<Math::tf32x3> {
   using T = float;

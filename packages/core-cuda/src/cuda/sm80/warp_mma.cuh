@@ -135,38 +135,42 @@ struct WarpMma {
     return isinf(__uint_as_float(tf32)) ? 0u : tf32;
   }
 
+  // Each k step's three products are summed in a fresh accumulator and only then added to the
+  // running sum, by an FADD that rounds to nearest. The tensor cores' own f32 accumulation
+  // rounds toward zero: summed inside them, a long row's running sum lost up to an ulp per
+  // step, always towards zero, so the error grew with K (5e-5 of the norm at K = 16384 on the
+  // H100's coverage suite, 50x cuBLAS's f32; perf-log 70). A step's own sum is small and its
+  // truncation's sign follows the step's sign, so what it loses does not pile up.
   __device__ void mma_split(const float (&a)[kRows][4], const float (&b)[kCols][2]) {
-    uint32_t a_big[kRows][4], a_small[kRows][4];
-    uint32_t b_big[kCols][2], b_small[kCols][2];
+    uint32_t a_big[kRows][4], a_small[kRows][4], a_big_finite[kRows][4];
+    uint32_t b_big[kCols][2], b_small[kCols][2], b_big_finite[kCols][2];
 #pragma unroll
     for (int i = 0; i < kRows; ++i)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) split(a[i][e], a_big[i][e], a_small[i][e]);
+      for (int e = 0; e < 4; ++e) {
+        split(a[i][e], a_big[i][e], a_small[i][e]);
+        a_big_finite[i][e] = finite_or_zero(a_big[i][e]);
+      }
 #pragma unroll
     for (int j = 0; j < kCols; ++j)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) split(b[j][e], b_big[j][e], b_small[j][e]);
-#pragma unroll
-    for (int i = 0; i < kRows; ++i)
-#pragma unroll
-      for (int j = 0; j < kCols; ++j) Mma::run(acc[i][j], a_big[i], b_big[j]);
+      for (int e = 0; e < 2; ++e) {
+        split(b[j][e], b_big[j][e], b_small[j][e]);
+        b_big_finite[j][e] = finite_or_zero(b_big[j][e]);
+      }
     // The correction terms must not see an infinite big part: its partner's small part is 0
-    // and inf * 0 would turn the infinite product the main term already holds into NaN. The
-    // main term ran first, so the bigs are masked in place (no extra registers).
-#pragma unroll
-    for (int i = 0; i < kRows; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) a_big[i][e] = finite_or_zero(a_big[i][e]);
-#pragma unroll
-    for (int j = 0; j < kCols; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) b_big[j][e] = finite_or_zero(b_big[j][e]);
+    // and inf * 0 would turn the infinite product the main term holds into NaN. So they take
+    // the bigs with infinities masked, and the main term (last) the bigs as they are.
 #pragma unroll
     for (int i = 0; i < kRows; ++i)
 #pragma unroll
       for (int j = 0; j < kCols; ++j) {
-        Mma::run(acc[i][j], a_small[i], b_big[j]);
-        Mma::run(acc[i][j], a_big[i], b_small[j]);
+        float step_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        Mma::run(step_sum, a_small[i], b_big_finite[j]);
+        Mma::run(step_sum, a_big_finite[i], b_small[j]);
+        Mma::run(step_sum, a_big[i], b_big[j]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] += step_sum[e];
       }
   }
 };
