@@ -1,5 +1,6 @@
 """The direct path (csrc/direct_matmul.cpp): the common call's numpy arrays and torch tensors are
-read in C++, by the same reader as the general path. What it takes must come out exactly as the
+read in C++, by the same reader as the general path (a bias too, where that path reads it in
+place; fp8 products: test_direct_matmul_fp8.py). What it takes must come out exactly as the
 general path computes it (checked against float64, out poisoned first); what needs the general
 path (a copy or conversion of B, a vector, another array type) must be declined untouched
 (False, out still poisoned, the core never called); what the core refuses (shapes, overlap,
@@ -146,6 +147,64 @@ def test_another_dtype_than_a_is_declined_here_and_refused_by_the_general_path(p
         bsrmm.matmul(a, b, out=np.empty((M, N)))
 
 
+# ---- a bias ----
+
+
+def direct_with_bias(a, b, out, bias, ctx, transpose=False, activation=_core.ACTIVATION_NONE):
+    return _core.matmul_direct(ctx._handle, a._handle, b, out, transpose, 1.0, 0.0, activation,
+                               None, bias)
+
+
+def test_a_bias_read_in_place_is_taken(problem):
+    """A bias the general path would read as it lies (1-D, one value per row of C, A's dtype,
+    compact): taken, with the activation after it; the result is the general path's, bit for
+    bit (there: a strided bias, which that path copies)."""
+    a, dense, rng = problem
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    bias = rng.standard_normal(M).astype(np.float32)
+    out = poisoned((M, N))
+    assert direct_with_bias(a, b, out, bias, bsrmm.Context("cpu"), activation=_core.ACTIVATION_RELU)
+    value, scale = reference(dense, b, bias=bias)
+    assert_matches(out, np.maximum(value, 0.0), scale, "float32", K)
+    general, strided = poisoned((M, N)), np.repeat(bias, 2)[::2]  # declined: the general path copies it
+    assert not direct_with_bias(a, b, general, strided, bsrmm.Context("cpu"))
+    bsrmm.matmul(a, b, out=general, bias=strided, activation="relu")
+    np.testing.assert_array_equal(out, general)
+    transposed = poisoned((K, N))
+    b_t = rng.standard_normal((M, N)).astype(np.float32)
+    bias_t = rng.standard_normal(K).astype(np.float32)
+    assert direct_with_bias(a, b_t, transposed, bias_t, bsrmm.Context("cpu"), transpose=True)
+    assert_matches(transposed, *reference(dense, b_t, transpose_a=True, bias=bias_t), "float32", M)
+
+
+def declined_biases(rng):
+    bias = rng.standard_normal(M).astype(np.float32)
+    return {
+        "one value short": bias[:-1].copy(),
+        "float64": bias.astype(np.float64),
+        "strided": np.repeat(bias, 2)[::2],
+        "2-D": bias[:, None].copy(),
+        "a list": bias.tolist(),
+    }
+
+
+@pytest.mark.parametrize("case", list(declined_biases(np.random.default_rng(0))))
+def test_a_bias_the_general_path_copies_or_refuses_is_declined(problem, case):
+    a, _, rng = problem
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    out = poisoned((M, N))
+    assert not direct_with_bias(a, b, out, declined_biases(rng)[case], bsrmm.Context("cpu"))
+    assert np.isnan(out).all()
+
+
+def test_scales_for_a_non_fp8_a_are_declined(problem):
+    a, _, rng = problem
+    b, out = rng.standard_normal((K, N)).astype(np.float32), poisoned((M, N))
+    assert not _core.matmul_direct(bsrmm.Context("cpu")._handle, a._handle, b, out, False, 1.0, 0.0,
+                                   _core.ACTIVATION_NONE, 1.0, None)
+    assert np.isnan(out).all()
+
+
 # ---- torch ----
 
 
@@ -184,6 +243,19 @@ def test_torch_views_and_mixes(problem, torch):
         with pytest.raises(bsrmm.UnsupportedError, match=words):
             bsrmm.matmul(a, b_other, out=out_torch)
         assert torch.isnan(out_torch).all()
+
+
+def test_torch_bias_is_taken_and_matches_the_general_path(problem, torch):
+    """torch's per-call product with a bias went through the general path (perf-log 62)."""
+    _, dense, rng = problem
+    a = bsrmm.BsrMatrix.from_torch(torch.from_numpy(dense).to(torch.bfloat16).to_sparse_bsr(BLOCK))
+    b = torch.from_numpy(rng.standard_normal((N, K))).to(torch.bfloat16).t()  # column-major
+    bias = torch.from_numpy(rng.standard_normal(M)).to(torch.bfloat16)
+    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16)
+    assert direct_with_bias(a, b, out, bias, bsrmm.Context("cpu"), activation=_core.ACTIVATION_GELU)
+    general = torch.full((M, N), float("nan"), dtype=torch.bfloat16)
+    bsrmm.matmul(a, b, out=general, bias=torch.stack([bias, bias], 1)[:, 0], activation="gelu")
+    assert torch.equal(out.view(torch.int16), general.view(torch.int16))
 
 
 def test_the_cores_device_verdicts_are_worded_with_a(problem):

@@ -210,6 +210,8 @@ def matmul_direct(
     alpha: float,
     beta: float,
     activation: int,
+    b_scales: object = None,
+    bias: object = None,
 ) -> bool: ...
 def matmul_step(
     ctx: Context,

@@ -145,6 +145,13 @@ def _multiply(
         )
     code = _ACTIVATIONS[activation]
     if a._dtype_name in _dtypes.FP8_CODES:
+        # The direct path takes what the general one would read in place (B, out, b_scales and
+        # bias; csrc/direct_matmul.cpp's fp8_direct) and declines the rest untouched. The core's
+        # own verdicts come through unworded, as on the general path.
+        if out is not None and b_scales is not None and not tune:
+            with ctx._session(ctx._stream_for(B, out, bias)) as handle:
+                if _core.matmul_direct(handle, a._handle, B, out, transpose, alpha, beta, code, b_scales, bias):
+                    return out
         return _fp8.multiply(ctx, a, transpose, B, b_scales, alpha, beta, out, bias, code, tune=tune)
     if b_scales is not None:
         raise InvalidArgumentError(
@@ -152,10 +159,10 @@ def _multiply(
             "BsrMatrix.from_dense(..., dtype='float8_e4m3'))"
         )
     stream = ctx._stream_for(B, out, bias)
-    if out is not None and bias is None and not tune:
+    if out is not None and not tune:
         try:
             with ctx._session(stream) as handle:
-                if _core.matmul_direct(handle, a._handle, B, out, transpose, alpha, beta, code):
+                if _core.matmul_direct(handle, a._handle, B, out, transpose, alpha, beta, code, None, bias):
                     return out
         except Error as error:
             raise _judged(error, a, transpose, B, out) from None
