@@ -194,8 +194,9 @@ typedef struct bsrmm_matmul_options {
   /* Appended for fp8 (a struct_size that ends before it, as older callers pass, still works):
    * B's scales, required when B is fp8 (PER_TENSOR or PER_COLUMN, in host memory or on B's
    * device; PER_COLUMN on a CUDA context must be on B's device, where the kernel reads them in
-   * place, so keep them alive and unchanged until the stream's work is done, as B), NULL
-   * otherwise. */
+   * place, so keep them alive and unchanged until the stream's work is done, as B; like B's
+   * values they are not checked for NaN / Inf, which reach only their own columns: reading
+   * them on the host would wait for the stream on every call), NULL otherwise. */
   const bsrmm_scales* b_scales;
 } bsrmm_matmul_options;
 

@@ -110,12 +110,13 @@ struct MatmulArgs {
   BsrView a;
   DenseCopy* a_dense = nullptr;  // null: no dense copy for this call (the dense variants decline)
   DenseView b{};                 // a.block_col_count * block_width rows
-  // fp8 B only: its fp32 scales in host memory (1, or b.cols with PER_COLUMN), and the caller's
-  // own pointer when those are in the memory of B's CUDA device (read by a GPU kernel in place,
-  // like B; null otherwise). An fp8 multiply has A and B in fp8 and C in f32, f16 or bf16 (the
-  // bias in C's dtype).
+  // fp8 B only: its fp32 scales, in host memory (1, or b.cols with PER_COLUMN) or, where the
+  // caller's PER_COLUMN ones are in the memory of B's CUDA device, only there (read by a GPU
+  // kernel in place, like B; `b_scales` is then null). An fp8 multiply has A and B in fp8 and
+  // C in f32, f16 or bf16 (the bias in C's dtype).
   const float* b_scales = nullptr;
   const float* device_b_scales = nullptr;
+  bool has_b_scales() const { return b_scales != nullptr || device_b_scales != nullptr; }
   bsrmm_scale_kind b_scale_kind = BSRMM_SCALE_PER_TENSOR;
   DenseView c{};                 // a.block_row_count * block_height rows, b.cols columns
   double alpha = 1.0;            // double, as the C ABI passes them: the f64 kernels need every bit

@@ -29,21 +29,28 @@ bsrmm_scales read_struct(const bsrmm_scales& given, const char* what) {
   return scales;
 }
 
-ValueScales copy_checked(const bsrmm_scales& scales, int64_t expected, const char* expected_why,
-                         void* stream, const char* what) {
+// The checks every scale array gets, wherever it lives: count, data, alignment, device.
+void check_placed(const bsrmm_scales& scales, int64_t expected, const char* expected_why,
+                  const char* what) {
   if (scales.count != expected) {
     invalid_argument(what, "->count = ", scales.count, " but ", detail::name(scales.kind),
                      " scales of this operand are ", expected, " (", expected_why, ")");
   }
-  ValueScales out;
-  out.kind = scales.kind;
   // No stored block, no per-block scale: an empty array's data may be NULL (std::vector's is).
-  if (expected == 0) return out;
+  if (expected == 0) return;
   if (scales.data == nullptr) invalid_argument(what, "->data is NULL but ", expected, " scales are needed");
   if (reinterpret_cast<std::uintptr_t>(scales.data) % alignof(float) != 0)
     invalid_argument(what, "->data is not aligned to 4 bytes (the size of a float)");
   detail::check_device_exists(scales.device);
   detail::check_pointer_on(scales.data, scales.device, what);
+}
+
+ValueScales copy_checked(const bsrmm_scales& scales, int64_t expected, const char* expected_why,
+                         void* stream, const char* what) {
+  check_placed(scales, expected, expected_why, what);
+  ValueScales out;
+  out.kind = scales.kind;
+  if (expected == 0) return out;
   out.values.resize(static_cast<size_t>(expected));
   detail::copy_bytes(out.values.data(), bsrmm_device{BSRMM_DEVICE_CPU, 0}, scales.data,
                      scales.device, out.values.size() * sizeof(float), stream);
@@ -105,11 +112,18 @@ ValueScales read_dense_scales(const bsrmm_scales& given, int64_t columns, void* 
   const int64_t expected = dense_scale_count(scales.kind, columns);
   refuse_other_operands_kind(expected, scales.kind, what,
                              " is for A; B's scales are PER_TENSOR or PER_COLUMN");
-  ValueScales out = copy_checked(scales, expected,
-                                 scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor",
-                                 stream, what);
-  if (scales.device.type == BSRMM_DEVICE_CUDA) out.caller_device = scales.data;
-  return out;
+  const char* why = scales.kind == BSRMM_SCALE_PER_COLUMN ? "B.cols" : "one per tensor";
+  if (scales.kind == BSRMM_SCALE_PER_COLUMN && scales.device.type == BSRMM_DEVICE_CUDA) {
+    // Read in place by the kernel, like B, and like B's values not checked here: copying them
+    // to the host to check would wait for the stream on every multiply (~10 us a call, and no
+    // capture into a CUDA graph).
+    check_placed(scales, expected, why, what);
+    ValueScales out;
+    out.kind = scales.kind;
+    out.caller_device = static_cast<const float*>(scales.data);
+    return out;
+  }
+  return copy_checked(scales, expected, why, stream, what);
 }
 
 std::shared_ptr<const ValueScales> placed_on(std::shared_ptr<const ValueScales> scales,

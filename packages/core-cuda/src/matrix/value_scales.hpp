@@ -17,7 +17,7 @@ namespace bsrmm::matrix {
 // A copy of an operand's scales in host memory (the CPU reference reads them there, export
 // writes them from there), and where a GPU kernel reads them: A's own copy on its CUDA device
 // (`device_copy`), or B's as the caller passed them when those are in device memory
-// (`caller_device`: read in place, like B itself).
+// (`caller_device`: read in place, like B itself, and then never copied: `values` is empty).
 struct ValueScales {
   bsrmm_scale_kind kind = BSRMM_SCALE_PER_TENSOR;
   std::vector<float> values;

@@ -125,7 +125,7 @@ MatmulArgs widened(const MatmulArgs& args, const void* a_values, void* b_values)
 template <typename TA, typename TB, typename T>
 bool widened_supports(const MatmulArgs& args, const DeviceTraits& device) {
   if (args.a.dtype != Element<TA>::dtype || args.b.dtype != Element<TB>::dtype ||
-      args.c.dtype != Element<T>::dtype || args.b_scales == nullptr)
+      args.c.dtype != Element<T>::dtype || !args.has_b_scales())
     return false;
   if (args.a.nnzb > 0 && (args.a.scales == nullptr || args.a.device_scales == nullptr)) return false;
   if (args.b_scale_kind == BSRMM_SCALE_PER_COLUMN && args.device_b_scales == nullptr) return false;

@@ -176,7 +176,7 @@ bool generic_supports(const MatmulArgs& args, const DeviceTraits& device) {
         args.b_scale_kind == BSRMM_SCALE_PER_TENSOR || args.device_b_scales != nullptr;
     return device.cc_major >= 8 && args.a.dtype == Element<TA>::dtype &&
            args.b.dtype == Element<TB>::dtype && args.c.dtype == Element<TC>::dtype &&
-           (args.a.device_scales != nullptr || args.a.nnzb == 0) && args.b_scales != nullptr &&
+           (args.a.device_scales != nullptr || args.a.nnzb == 0) && args.has_b_scales() &&
            b_scales_readable &&
            aligned_to(args.c.data, sizeof(TC)) && aligned_to(args.bias, sizeof(TC));
   } else {
@@ -208,7 +208,8 @@ void generic_launch(const MatmulArgs& args, const DeviceTraits&) {
     p.a_scales = args.a.device_scales;
     p.a_scale_kind = args.a.scale_kind;
     p.b_column_scales = args.b_scale_kind == BSRMM_SCALE_PER_COLUMN ? args.device_b_scales : nullptr;
-    p.b_scale = args.b_scales[0];  // host memory: read here, PER_TENSOR's one scale
+    // PER_TENSOR's one scale, in host memory: read here.
+    p.b_scale = args.b_scale_kind == BSRMM_SCALE_PER_TENSOR ? args.b_scales[0] : 1.0f;
   }
 
   const int64_t slices = (int64_t(args.a.block_height) + kTileM - 1) / kTileM;

@@ -50,7 +50,7 @@ struct RowTileVariant {
     // fp8: the kernel reads A's scales and B's per-column ones in the device's memory (host
     // per-column scales are a refusal, as in the generic kernel); B's one scale goes into alpha.
     if constexpr (Types::kFp8)
-      if (args.a.device_scales == nullptr || args.b_scales == nullptr ||
+      if (args.a.device_scales == nullptr || !args.has_b_scales() ||
           (args.b_scale_kind == BSRMM_SCALE_PER_COLUMN && args.device_b_scales == nullptr))
         return false;
     if (!tile_count_fits(args, args.a.block_row_count, Config::kTileN * Config::kCluster)) return false;
