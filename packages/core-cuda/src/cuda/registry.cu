@@ -65,10 +65,14 @@ dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_spars
   const double density = blocks > 0 ? double(a.nnzb) / blocks : 0.0;
   // At small N the narrow kernels read only the stored blocks at memory speed, where a dense
   // product reads all of A: the dense GEMM can win only when most blocks are stored, so the
-  // tuner times it from there on (the fitted break-evens below are for N in the thousands; tiny
-  // blocks at large N use the generic family's).
+  // tuner times it from there on (the fitted break-evens below are for N in the thousands).
   if (best_sparse_rank == kNarrowFirst && args.c.cols <= narrow::kMaxCols)
     return density >= 0.3 ? dense_fallback::Placement::last : dense_fallback::Placement::skip;
+  // Past that, blocks under 16 a side still run on the narrow kernels, at a few TFLOPS: a dense
+  // GEMM can win from ~1% (f16 / bf16) to ~10% (f32 exact), so the tuner times it from there.
+  if (a.block_height < 16 || a.block_width < 16)
+    return dense_fallback::tiny_block_placement(density, a.dtype, args.f32_mode == BSRMM_F32_TF32,
+                                                args.c.cols);
   const auto family = best_sparse_rank == 6   ? dense_fallback::SparseFamily::sm90
                       : best_sparse_rank == 4 ? dense_fallback::SparseFamily::sm80
                                               : dense_fallback::SparseFamily::generic;

@@ -19,6 +19,8 @@ namespace {
 using cuda::dense_fallback::break_even_density;
 using cuda::dense_fallback::Placement;
 using cuda::dense_fallback::placement;
+using cuda::dense_fallback::tiny_block_break_even;
+using cuda::dense_fallback::tiny_block_placement;
 using cuda::dense_fallback::SparseFamily;
 
 // ---- the placement rule (host code, runs everywhere) ----
@@ -86,6 +88,29 @@ TEST(DenseFallbackRule, PlacementFollowsDensityBlockAndDtype) {
       previous = now;
     }
     EXPECT_EQ(previous, Placement::first) << "a full block-" << block << " matrix goes dense";
+  }
+}
+
+TEST(DenseFallbackRule, TinyBlocksAtLargeNAreTimedFromAFewPercent) {
+  const auto f16 = BSRMM_DTYPE_F16, f32 = BSRMM_DTYPE_F32, f64 = BSRMM_DTYPE_F64;
+  // The H100 coverage suite's tf32 8 x 8 power-law case (d 0.031, N 1024): dense tf32 took
+  // 0.112 ms, the narrow kernel 0.187, and the dense copy was never timed.
+  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 1024), Placement::last);
+  // The same in exact f32 (a SIMT SGEMM, ~50 TFLOPS): the narrow kernel stays.
+  EXPECT_EQ(tiny_block_placement(0.031, f32, false, 1024), Placement::skip);
+  EXPECT_EQ(tiny_block_placement(0.06, f64, false, 1024), Placement::last);
+  // A stencil's 2 x 2 bf16-like density (0.00055 at N 1024) is far below any dense GEMM.
+  EXPECT_EQ(tiny_block_placement(0.00055, f16, false, 1024), Placement::skip);
+  // f16 at N 4096 from ~0.4%, but at N 32 the GEMM reads all of A for little work.
+  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 4096), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 32), Placement::skip);
+  // Never rising with N, and never past the rate ratio once compute-bound.
+  double previous = 1.0;
+  for (int64_t n = 17; n <= 65536; n *= 2) {
+    const double even = tiny_block_break_even(f16, false, n);
+    EXPECT_LE(even, previous) << "N " << n;
+    EXPECT_GE(even, 5.0 / 700.0) << "N " << n;
+    previous = even;
   }
 }
 

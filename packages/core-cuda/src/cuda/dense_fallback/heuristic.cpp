@@ -40,7 +40,34 @@ double interpolate(const Point (&table)[Count], double log2_block) {
   return table[Count - 1].density;
 }
 
+// Tiny blocks (tiny_block_break_even), from the H100's coverage suite (2026-11-26, session 19,
+// docs/perf-log.md entry 71): the narrow kernels' effective rate at N >= 256 was 2.9-5.7
+// TFLOPS (tf32 8 x 8 power-law d 0.031 N 1024: 0.187 ms, dense tf32 0.112); dense GEMM rates
+// and the HBM bandwidth are the H100's.
+constexpr double kTinySparseTflops = 5.0;
+constexpr double kHbmTBps = 3.35;
+
+double dense_tflops(bsrmm_dtype dtype, bool tf32) {
+  switch (dtype) {
+    case BSRMM_DTYPE_F16:
+    case BSRMM_DTYPE_BF16: return 700.0;
+    case BSRMM_DTYPE_F32: return tf32 ? 350.0 : 50.0;
+    default: return 55.0;  // f64 on the DMMA tensor cores
+  }
+}
+
 }  // namespace
+
+double tiny_block_break_even(bsrmm_dtype dtype, bool tf32, int64_t n) {
+  const double element = dtype == BSRMM_DTYPE_F64 ? 8.0 : dtype == BSRMM_DTYPE_F32 ? 4.0 : 2.0;
+  const double compute_bound = kTinySparseTflops / dense_tflops(dtype, tf32);
+  const double memory_bound = kTinySparseTflops * element / (2.0 * double(std::max<int64_t>(n, 1)) * kHbmTBps);
+  return std::max(compute_bound, memory_bound);
+}
+
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n) {
+  return density >= 0.5 * tiny_block_break_even(dtype, tf32, n) ? Placement::last : Placement::skip;
+}
 
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family) {
   // The sm90 transposed tiles run a block 16 or 32 high and a multiple of that wide as square

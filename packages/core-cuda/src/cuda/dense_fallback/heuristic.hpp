@@ -19,6 +19,12 @@ enum class SparseFamily { generic, sm80, sm90 };
 // 128 wide at about the rate of their height: the square block's value in both cases.
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family);
 
+// Blocks under 16 a side at N past the narrow kernels' range (they run every such product,
+// at 3-6 TFLOPS from N = 256 on the H100's coverage suite): density where a dense GEMM of
+// `dtype` (`tf32`: f32 in TF32 mode) takes as long, the larger of the rate ratio (the GEMM
+// compute-bound) and the byte ratio (the GEMM reading all of A at N x 2 flops per element).
+double tiny_block_break_even(bsrmm_dtype dtype, bool tf32, int64_t n);
+
 enum class Placement {
   skip,   // far below the break-even: not even timed (the dense copy would only cost memory)
   last,   // a candidate the tuner times after the sparse kernels
@@ -29,5 +35,8 @@ enum class Placement {
 // decides; no measurement backs a default for f32/tf32/f64). Below: skip.
 Placement placement(double density, bsrmm_dtype dtype, int32_t block_height, int32_t block_width,
                     SparseFamily family);
+// Tiny blocks at large N (tiny_block_break_even): last from half of it, else skip; never first
+// (no default is fitted there).
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n);
 
 }  // namespace bsrmm::cuda::dense_fallback
