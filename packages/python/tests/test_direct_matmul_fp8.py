@@ -246,7 +246,6 @@ DECLINED = [
 ]
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # numpy's, 1e300
 @pytest.mark.parametrize("case", DECLINED)
 def test_declined_forms_get_the_general_paths_result_or_error(problem, torch, case):
     A, q, s = problem
@@ -260,8 +259,11 @@ def test_declined_forms_get_the_general_paths_result_or_error(problem, torch, ca
     B, b_scales, twin, bias = declined_cases(q, s, torch)[case]  # fresh operands, alike
     theirs = _outcome(lambda: general(A, B, twin, b_scales, bias=bias), twin)
     assert ours == theirs
-    if case in ("one scale too few", "a NaN among the columns'", "out in float64", "a bias one short"):
+    if case in ("one scale too few", "a NaN among the columns'", "a float past float32's range", "out in float64",
+                "a bias one short"):
         assert ours[0] == "raised" and issubclass(ours[1], bsrmm.Error)  # the general path's own words
+    if case in ("scales that require grad", "a bfloat16 torch bias on the host"):
+        assert ours[0] == "returned"  # values read detached; a bias torch converts
 
 
 def test_gpu_forms_are_taken_and_host_scales_declined(problem):

@@ -76,14 +76,34 @@ def _quantised(values: np.ndarray, scales: np.ndarray, fp8: str) -> np.ndarray:
 
 
 def _checked_scales(scales: Any, count: int, what: str, argument: str = "scales") -> np.ndarray:
-    array = np.asarray(scales, dtype=np.float64)
-    if array.ndim == 0:
-        array = array.reshape(1)
+    given = _scale_values(scales, argument)
+    array = given.reshape(1) if given.ndim == 0 else given
     if array.ndim != 1 or array.shape[0] != count:
-        raise InvalidArgumentError(f"{argument} must hold {what} ({count}); got shape {np.shape(scales)}")
-    if not np.all(np.isfinite(array)):
-        raise InvalidArgumentError(f"{argument} must be finite; got {array[~np.isfinite(array)][0]}")
-    return np.ascontiguousarray(array, dtype=np.float32)
+        raise InvalidArgumentError(f"{argument} must hold {what} ({count}); got shape {given.shape}")
+    with np.errstate(over="ignore"):  # past float32's range is inf: refused below, by name
+        single = np.ascontiguousarray(array, dtype=np.float32)
+    finite = np.isfinite(single)
+    if not finite.all():
+        raise InvalidArgumentError(
+            f"{argument} must be finite in float32 (magnitude at most 3.4e38); got {float(array[~finite][0])}"
+        )
+    return single
+
+
+def _scale_values(scales: Any, argument: str) -> np.ndarray:
+    """Scales as float64 values from a number or any host array. They are data, never part of a
+    graph: a torch tensor is read detached, whether or not it requires grad."""
+    if isinstance(scales, numbers.Real) and not isinstance(scales, bool):
+        try:
+            return np.array(float(scales))
+        except OverflowError:  # an int past float64's range
+            raise InvalidArgumentError(
+                f"{argument} must be finite in float32; got {type(scales).__name__} past float64's range"
+            ) from None
+    values = host_array(scales, argument)
+    if _dtypes.numpy_name(values.dtype) not in _dtypes.CONVERTIBLE and fp8_name(values.dtype) is None:
+        raise UnsupportedError(f"{argument} has dtype {values.dtype}; scales are real numbers")
+    return values.astype(np.float64)
 
 
 def given_block_scales(indptr: np.ndarray, nnzb: int, kind: int, scales: Any) -> np.ndarray:
@@ -153,9 +173,7 @@ def b_scale_array(b_scales: Any, columns: int) -> Tuple[np.ndarray, int]:
             "b_scales is required when B is fp8: a number (one scale for B) or one per column "
             "(bsrmm.quantize_fp8 returns them)"
         )
-    if isinstance(b_scales, numbers.Real) and not isinstance(b_scales, bool):
-        return _checked_scales(float(b_scales), 1, "one scale", "b_scales"), _core.SCALE_PER_TENSOR
-    array = np.asarray(b_scales)
+    array = _scale_values(b_scales, "b_scales")
     if array.ndim == 0:
         return _checked_scales(array, 1, "one scale", "b_scales"), _core.SCALE_PER_TENSOR
     return (
@@ -171,16 +189,20 @@ def address(array: np.ndarray) -> int:
 
 def host_array(obj: Any, argument: str) -> np.ndarray:
     """An operand of an fp8 product (or construction) on the host as numpy. torch's .numpy()
-    has no fp8, so a torch float8 CPU tensor's bytes are viewed as ml_dtypes' type instead."""
+    has no fp8 and no bfloat16, so such a CPU tensor's bytes are viewed as ml_dtypes' type."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
         if obj.device.type != "cpu":
             raise UnsupportedError(f"{argument} is on {obj.device}; Python's fp8 products run on the host for now")
-        fp8 = fp8_name(obj.dtype)
+        name = fp8_name(obj.dtype) or ("bfloat16" if obj.dtype == torch.bfloat16 else None)
         tensor = obj.detach().contiguous()
-        if fp8 is None:
-            return np.asarray(tensor.numpy())
-        return tensor.view(torch.uint8).numpy().view(_dtypes.numpy_dtype(fp8))
+        if name is None:
+            try:
+                return np.asarray(tensor.numpy())
+            except TypeError:  # a dtype numpy lacks (complex32, ...), in torch's words
+                raise UnsupportedError(f"{argument} has dtype {obj.dtype}, which numpy cannot read") from None
+        # reshape(-1): a 0-d tensor's bytes cannot be viewed as uint8
+        return tensor.reshape(-1).view(torch.uint8).numpy().view(_dtypes.numpy_dtype(name)).reshape(tensor.shape)
     return _arrays.as_numpy(obj, argument)
 
 
@@ -207,28 +229,47 @@ def multiply(
             raise InvalidArgumentError(f"beta = {beta} scales an existing C: pass it as out=")
         out = np.empty((rows,) if vector else (rows, b2.shape[1]), dtype=np.float32)
     c_view = _arrays.view(out, "out")
-    if c_view.dtype not in ("float32", "float16", "bfloat16"):
-        raise UnsupportedError(
-            f"out has dtype {c_view.dtype}; an fp8 product is written in float32, float16 or bfloat16"
-        )
+    # The descriptor below says host memory: an out elsewhere would be written as if it were.
+    _arrays.check_device(c_view, "out", a._device)
+    _check_out_dtype(c_view)
     b_operand = _arrays.dense_operand(_arrays.view(b2, "B"), "B")
     c_operand = _arrays.dense_operand(c_view, "out", written=True)
-    bias_array = None
-    if bias is not None:
-        bias_array = np.ascontiguousarray(host_array(bias, "bias"), dtype=_dtypes.numpy_dtype(c_view.dtype))
-        if bias_array.shape != (rows,):
-            raise InvalidArgumentError(
-                f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_array.shape}"
-            )
+    bias_view = _bias_view(bias, rows, c_view.dtype, a._device, None)
     run = _core.tune if tune else _core.matmul
     cpu = (_core.DEVICE_CPU, 0)
     with ctx._session(None) as handle:
         run(
             handle, a._handle, b_operand.descriptor(cpu), c_operand.descriptor(cpu), transpose,
-            alpha, beta, 0 if bias_array is None else address(bias_array), activation,
+            alpha, beta, 0 if bias_view is None else bias_view.address, activation,
             address(scales), kind, scales.shape[0],
         )
     return out
+
+
+def _check_out_dtype(c_view: _arrays.ArrayView) -> None:
+    if c_view.dtype not in ("float32", "float16", "bfloat16"):
+        raise UnsupportedError(
+            f"out has dtype {c_view.dtype}; an fp8 product is written in float32, float16 or bfloat16"
+        )
+
+
+def _bias_view(
+    bias: Any, rows: int, dtype: str, device: Device, stream: Optional[int]
+) -> Optional[_arrays.ArrayView]:
+    """The bias (None when none) as the core reads it: 1-D, compact, one value per row of C, on
+    A's device, in out's dtype (converted by the caller's own library, as the other products do:
+    numpy has no bfloat16 for a torch one)."""
+    if bias is None:
+        return None
+    bias_view = _arrays.input_view(
+        bias, "bias", stream=stream, device=device, dtype=dtype,
+        readable=_arrays.readable_contiguous, convert=True, ranks=(1,),
+    )
+    if bias_view.shape != (rows,):
+        raise InvalidArgumentError(
+            f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_view.shape}"
+        )
+    return bias_view
 
 
 def _not_fp8_b(dtype: str, a: Any) -> UnsupportedError:
@@ -305,23 +346,11 @@ def _multiply_on_device(
         out = _empty_float32_like(b_view, result_shape)
     c_view = _arrays.view(out, "out", stream=stream)
     _arrays.check_device(c_view, "out", device)
-    if c_view.dtype not in ("float32", "float16", "bfloat16"):
-        raise UnsupportedError(
-            f"out has dtype {c_view.dtype}; an fp8 product is written in float32, float16 or bfloat16"
-        )
+    _check_out_dtype(c_view)
     b_operand = _arrays.dense_operand(b_view, "B")
     c_operand = _arrays.dense_operand(c_view, "out", written=True)
-    bias_address = 0
-    if bias is not None:
-        bias_view = _arrays.input_view(
-            bias, "bias", stream=stream, device=device, dtype=c_view.dtype,
-            readable=_arrays.readable_contiguous, convert=True, ranks=(1,),
-        )
-        if bias_view.shape != (rows,):
-            raise InvalidArgumentError(
-                f"bias must be 1-D with one value per row of C ({rows}); got shape {bias_view.shape}"
-            )
-        bias_address = bias_view.address
+    bias_view = _bias_view(bias, rows, c_view.dtype, device, stream)
+    bias_address = 0 if bias_view is None else bias_view.address
     held: list = []  # a host scale's array, alive through the call
     scale_address, kind, count, scale_device = _device_b_scales(b_scales, columns, device, stream, held)
     run = _core.tune if tune else _core.matmul
