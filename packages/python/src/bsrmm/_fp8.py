@@ -193,7 +193,10 @@ def host_array(obj: Any, argument: str) -> np.ndarray:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
         if obj.device.type != "cpu":
-            raise UnsupportedError(f"{argument} is on {obj.device}; Python's fp8 products run on the host for now")
+            raise UnsupportedError(
+                f"{argument} is on {obj.device} but is read on the host here (an fp8 A on the host, or "
+                "A's scales): move it to the CPU, or A to its GPU with A.to('cuda')"
+            )
         name = fp8_name(obj.dtype) or ("bfloat16" if obj.dtype == torch.bfloat16 else None)
         tensor = obj.detach().contiguous()
         if name is None:
