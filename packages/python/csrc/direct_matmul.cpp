@@ -19,6 +19,7 @@
 #include <cfloat>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 namespace bsrmm_python {
 
@@ -169,7 +170,11 @@ bool fp8_direct(bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_matrix_
                 ArrayKind kind, py::handle b_obj, py::handle c_obj, bool transpose_a, double alpha,
                 double beta, int activation, py::handle scales_obj, py::handle bias_obj) {
   const bsrmm_device device = ctx.device();
-  const auto [rows, inner] = op_shape(info, transpose_a);
+  // Plain variables, not a structured binding: the lambda below captures them (C++17 forbids
+  // capturing bindings; clang enforces it).
+  const std::pair<int64_t, int64_t> op_a_shape = op_shape(info, transpose_a);
+  const int64_t rows = op_a_shape.first;
+  const int64_t inner = op_a_shape.second;
   struct Operands {
     ArrayView b, c;
     bsrmm_dense b_dense, c_dense;
