@@ -99,10 +99,11 @@ bool torch_flag(py::handle obj, PyObject* name, bool call) {
   return truth != 0;
 }
 
-// Whether the general path's host branch reads this array through numpy as it is: a torch
-// tensor goes through tensor.numpy() (np.asarray for b_scales; tensor.detach().numpy() for a
-// bias, `detached`), which refuses one that requires grad (unless detached) or has its
-// negative bit set, and bfloat16, which numpy lacks.
+// Whether a host torch array is read here as it lies: not one with its negative bit set (its
+// memory holds the values un-negated). A bfloat16 one, and scales that require grad (unless
+// `detached`, as a bias is), are left to the general path, which reads them too (_fp8's
+// _scale_values reads scales detached, _bias_view converts a bias with torch) at a copy's
+// cost; the direct path takes only what needs none.
 bool numpy_readable(const ArrayView& view, bool detached) {
   if (view.kind != ArrayKind::torch) return true;
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");  // kept
@@ -116,7 +117,7 @@ bool numpy_readable(const ArrayView& view, bool detached) {
 // float32; or one float32 per column of B (`columns`), 1-D, compact and aligned: on the host
 // for a host product (numpy, or a torch tensor numpy reads; every value finite, as
 // b_scale_array requires), in the GPU's memory as a torch tensor for a product there
-// (_fp8._device_b_scales; the core checks those values). None for any other form: a number of
+// (_fp8._device_b_scales; read in place by the kernels, like B, and not checked for NaN / Inf). None for any other form: a number of
 // another type, one scale in an array, a copy (another dtype or layout), a wait (one scale on
 // the GPU) or a refusal, all the general path's. `one` holds the float's value through the call,
 // `held` the array.
@@ -162,8 +163,7 @@ std::optional<bsrmm_scales> direct_scales(py::handle obj, int64_t columns, bsrmm
 // row-major float32 either way, so the product is the same); out of B's array kind on A's
 // device, 2-D, float32, float16 or bfloat16, writable, row- or column-major, of the product's
 // shape and clear of B's memory; b_scales as direct_scales takes them; a bias as direct_bias
-// takes it in out's dtype (on the host not a bfloat16 torch tensor, which the general path
-// cannot read). The general path lets the core's own errors through unworded, and so does this
+// takes it in out's dtype (on the host not a bfloat16 torch tensor: numpy_readable). The general path lets the core's own errors through unworded, and so does this
 // one; everything that path checks or words itself (rank, dtype, device, shape, scales) is
 // declined here instead, never raised.
 bool fp8_direct(bsrmm::Context& ctx, const bsrmm::Matrix& a, const bsrmm_matrix_info& info,
