@@ -19,9 +19,9 @@ case and a power-law one), in one process:
     python3 packages/bench/experiments/parallel_mlp.py --plan 1,2,4 [--pattern power-law]
 
 Every run also times the row-parallel reduction overlapped with the multiply (--chunks: the
-tokens in that many chunks, or in chunks of the relative sizes a schedule such as 1-3-4-4
-names, each chunk's async all-reduce running under the next chunk's multiply; several
-schedules comma-separated) beside the plain all-reduce, once per schedule and --margins entry: the SMs each chunk's multiply
+tokens in that many chunks, each chunk's async all-reduce running under the next chunk's
+multiply; several counts comma-separated) beside the plain all-reduce, once per count and
+--margins entry: the SMs each chunk's multiply
 leaves to NCCL (comm_sm_margin; 0: none, the multiply's persistent kernels on every SM, which
 the 2026-11-25 s14 runs measured: no overlap). Rows "chunks_1" (plain) and
 "chunks_4_margin_16" (4 chunks, 16 SMs left); "default": the layer's own defaults
@@ -69,9 +69,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=8192)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bfloat16")
     parser.add_argument("--chunks", default="4",
-                        help="overlap: tokens in this many equal chunks, or in chunks of these relative "
-                             "sizes (e.g. 1-3-4-4); several schedules comma-separated, one row per "
-                             "schedule and margin")
+                        help="overlap: tokens in this many chunks; several counts comma-separated, "
+                             "one row per count and margin")
     parser.add_argument("--margins", default="0,8,16,32",
                         help="overlap: the SMs left to NCCL, one timed row per entry (comma-separated)")
     parser.add_argument("--cap-ctas", action="store_true",
@@ -157,12 +156,10 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     bounds = pair_feature_bounds(first, second, world_size)
     column = ColumnParallelBsrLinear.from_bsr_linear(first, feature_bounds=bounds)
     settings: Dict[str, Any] = {"chunks_1": (1, 0)}
-    for schedule in arguments.chunks.split(","):
-        weights = tuple(int(w) for w in schedule.split("-"))
-        if weights == (1,) or len(weights) == 0:
+    for chunks in (int(count) for count in arguments.chunks.split(",")):
+        if chunks == 1:
             continue
-        chunks = weights[0] if len(weights) == 1 else weights
-        settings.update({f"chunks_{schedule}_margin_{margin}": (chunks, margin)
+        settings.update({f"chunks_{chunks}_margin_{margin}": (chunks, margin)
                          for margin in (int(m) for m in arguments.margins.split(","))})
     groups: Dict[str, Any] = {label: None for label in settings}
     if arguments.cap_ctas and device.type == "cuda" and len(settings) > 1:

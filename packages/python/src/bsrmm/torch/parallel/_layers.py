@@ -20,7 +20,7 @@ from .. import _ops
 from .._linear import BsrLinear
 from . import _collectives
 from ._groups import resolve_group
-from ._overlap import Chunks, auto_chunks, chunked_reduce
+from ._overlap import auto_chunks, chunked_reduce
 from ._shard import BsrShard, ShardPlan, plan_shards, take_shard
 
 
@@ -45,14 +45,6 @@ def _gather_dim(tensor: torch.Tensor, widths: List[int], group: Any, dim: int) -
     flat = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
     gathered: torch.Tensor = _collectives.GatherFeatures.apply(flat.T.contiguous(), widths, group)
     return gathered.T.reshape(sum(widths), *moved.shape[1:]).movedim(0, dim)
-
-
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _chunk_count(chunks: Chunks) -> int:
-    return chunks if isinstance(chunks, int) else len(chunks)
 
 
 class _ParallelBsrLinear(nn.Module):
@@ -159,8 +151,7 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
     input features (a ColumnParallelBsrLinear's output, or the replicated input sliced with
     ``input_is_parallel=False``). The sum is an all-reduce (every rank gets y), or with
     ``sequence_parallel`` a reduce-scatter (each rank gets its slice of the tokens); with
-    ``overlap_chunks`` > 1 the forward's tokens go in that many equal chunks (or, given a
-    sequence such as (1, 3, 4, 4), in chunks of those relative sizes), each one's all-reduce
+    ``overlap_chunks`` > 1 the forward's tokens go in that many chunks, each one's all-reduce
     overlapping the next one's multiply, which runs on all the GPU's SMs but ``comm_sm_margin``
     (left to NCCL's reduction; 0: every SM), while the backward stays whole (_overlap.py says
     why). ``overlap_chunks=None`` (the default) chunks where that was measured to pay
@@ -171,28 +162,25 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
 
     def __init__(self, layer: BsrLinear, group: Any = None, *, balance: str = "nnz",
                  feature_bounds: Optional[Sequence[int]] = None, input_is_parallel: bool = True, sequence_parallel: bool = False,
-                 overlap_chunks: Optional[Chunks] = None, comm_sm_margin: int = 32) -> None:
+                 overlap_chunks: Optional[int] = None, comm_sm_margin: int = 32) -> None:
         if layer.activation != "none":
             raise ValueError("a RowParallelBsrLinear cannot fuse an activation: each rank holds a "
                              "partial sum, and the activation applies to the whole one; apply it "
                              "after this layer")
-        if overlap_chunks is not None and not _positive_int(overlap_chunks) and not (
-                isinstance(overlap_chunks, (tuple, list)) and overlap_chunks
-                and all(_positive_int(weight) for weight in overlap_chunks)):
-            raise ValueError(f"overlap_chunks must be a positive int (equal chunks), a non-empty "
-                             f"sequence of positive ints (the chunks' relative sizes) or None "
-                             f"(chosen per call); got {overlap_chunks!r}")
+        if overlap_chunks is not None and (isinstance(overlap_chunks, bool) or not isinstance(overlap_chunks, int)
+                                           or overlap_chunks < 1):
+            raise ValueError(f"overlap_chunks must be a positive int or None (chosen per call); got "
+                             f"{overlap_chunks!r}")
         if isinstance(comm_sm_margin, bool) or not isinstance(comm_sm_margin, int) or comm_sm_margin < 0:
             raise ValueError(f"comm_sm_margin must be a non-negative int (SMs left to NCCL while "
                              f"overlapping; 0: none); got {comm_sm_margin!r}")
-        if sequence_parallel and overlap_chunks is not None and _chunk_count(overlap_chunks) > 1:
+        if sequence_parallel and overlap_chunks is not None and overlap_chunks > 1:
             raise ValueError("overlap_chunks overlaps all-reduces; sequence_parallel reduce-scatters "
                              "(choose one)")
         super().__init__(layer, group, balance, feature_bounds, None, False)
         self.bias = None if layer.bias is None else nn.Parameter(layer.bias.detach().clone())
         self.input_is_parallel, self.sequence_parallel = input_is_parallel, sequence_parallel
-        self.overlap_chunks = tuple(overlap_chunks) if isinstance(overlap_chunks, list) else overlap_chunks
-        self.comm_sm_margin = comm_sm_margin
+        self.overlap_chunks, self.comm_sm_margin = overlap_chunks, comm_sm_margin
 
     @classmethod
     def from_bsr_linear(cls, layer: BsrLinear, group: Any = None, **options: Any) -> "RowParallelBsrLinear":
@@ -223,9 +211,10 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
         chunks = self.overlap_chunks
         if chunks is None:
             chunks = auto_chunks(tokens, self.world_size)
-        if _chunk_count(chunks) > 1 and tokens.shape[0] > 1:
-            y = chunked_reduce(self.local.values, self.local._pattern_key, tokens, chunks, self.group,
-                               self.comm_sm_margin, first_rank_bias)
+        if chunks > 1 and tokens.shape[0] > 1:
+            y = chunked_reduce(self.local.values, self.local._pattern_key, tokens,
+                               min(chunks, tokens.shape[0]), self.group, self.comm_sm_margin,
+                               first_rank_bias)
         else:
             partial = _ops.bsr_mm(self.local.values, self.local._pattern_key, tokens, first_rank_bias, "none", False)
             y = _collectives.ReduceFromParallel.apply(partial, self.group)

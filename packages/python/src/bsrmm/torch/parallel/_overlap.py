@@ -18,7 +18,7 @@ run: 21.4 against 18.5 ms). The chunks' outputs are written into one tensor and 
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -46,29 +46,6 @@ def multiply_budget(device: torch.device, comm_sm_margin: int) -> int:
 # launches only add up.
 AUTO_CHUNKS = 4
 AUTO_CHUNK_TOKENS = 512
-CHUNK_ALIGN = 128
-
-
-Chunks = Union[int, Sequence[int]]
-
-
-def chunk_sizes(tokens: int, chunks: Chunks) -> List[int]:
-    """The token count of each chunk: ``chunks`` equal pieces (an int), or pieces in the
-    proportions ``chunks`` names (e.g. (1, 3, 4, 4): a short first chunk, so the reductions
-    start early). Cuts fall on multiples of CHUNK_ALIGN tokens where there are enough tokens
-    (a cut inside an N tile leaves two part-filled tiles); no chunk is empty."""
-    weights = [1] * chunks if isinstance(chunks, int) else list(chunks)
-    weights = weights[:tokens]
-    total = sum(weights)
-    align = CHUNK_ALIGN if tokens >= CHUNK_ALIGN * len(weights) else 1
-    cuts = [0]
-    running = 0
-    for weight in weights[:-1]:
-        running += weight
-        cut = round(tokens * running / total / align) * align
-        cuts.append(min(max(cut, cuts[-1] + 1), tokens - (len(weights) - len(cuts))))
-    cuts.append(tokens)
-    return [b - a for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def auto_chunks(tokens: torch.Tensor, world_size: int) -> int:
@@ -85,13 +62,13 @@ class _ChunkedRowReduce(Function):
     soon as its multiply is queued; the backward is the unchunked layer's."""
 
     @staticmethod
-    def forward(ctx: Any, values: torch.Tensor, x: torch.Tensor, pattern: int, sizes: List[int],
+    def forward(ctx: Any, values: torch.Tensor, x: torch.Tensor, pattern: int, chunks: int,
                 group: Group, budget: int, bias: Optional[torch.Tensor]) -> torch.Tensor:
         y = values.new_empty((x.shape[0], _patterns.lookup(pattern).shape[0]))
         pending: List[Any] = []
         start = 0
         with sm_budget(budget):
-            for piece in x.split(sizes, dim=0):
+            for piece in x.tensor_split(chunks, dim=0):
                 out = y[start:start + piece.shape[0]]
                 _ops.multiply_into(values, pattern, piece, out, bias)
                 pending.append(dist.all_reduce(out, group=group, async_op=True))
@@ -111,13 +88,12 @@ class _ChunkedRowReduce(Function):
         return d_values, d_x, None, None, None, None, None
 
 
-def chunked_reduce(values: torch.Tensor, pattern: int, x: torch.Tensor, chunks: Chunks, group: Group,
+def chunked_reduce(values: torch.Tensor, pattern: int, x: torch.Tensor, chunks: int, group: Group,
                    comm_sm_margin: int, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``all_reduce(x @ W^T (+ bias))`` over ``group`` (W the pattern holding ``values``, x's
-    tokens as rows), the tokens in pieces (:func:`chunk_sizes`), each piece's reduction overlapping the
+    tokens as rows), the tokens in ``chunks`` pieces, each piece's reduction overlapping the
     next piece's multiply, which leaves ``comm_sm_margin`` SMs to NCCL. ``bias`` (no gradient
     here: one rank's share of the sum, see _collectives.AddBias) joins the multiplies' epilogue."""
     budget = multiply_budget(x.device, comm_sm_margin)
-    sizes = chunk_sizes(x.shape[0], chunks)
-    y: torch.Tensor = _ChunkedRowReduce.apply(values, x, pattern, sizes, group, budget, bias)
+    y: torch.Tensor = _ChunkedRowReduce.apply(values, x, pattern, chunks, group, budget, bias)
     return y
