@@ -1,5 +1,5 @@
-// The CUDA variant registry: every compiled variant (narrow, sm90, sm80, fp8 widened, generic,
-// dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
+// The CUDA variant registry: every compiled variant (narrow with the tiny-block mma kernels,
+// sm90, sm80, fp8 widened, generic, dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
 // the sparse family that supports the arguments by rank (narrow where it applies, then sm90 >
 // sm80 > fp8 widened > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
 // (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
@@ -25,7 +25,8 @@ constexpr int kNarrowFirst = 8;
 const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
     const std::pair<Family, std::vector<Variant> (*)()> families[] = {
-        {Family::narrow, &narrow_variants},   {Family::sm90, &sm90_variants},
+        {Family::narrow, &narrow_variants},   {Family::narrow, &tiny_block_variants},
+        {Family::sm90, &sm90_variants},
         {Family::sm80, &sm80_variants},       {Family::fp8_widened, &fp8_widened_variants},
         {Family::generic, &generic_variants}, {Family::dense_fallback, &dense_fallback_variants},
     };

@@ -40,6 +40,7 @@ std::vector<Variant> generic_variants();  // src/cuda/generic/: any dtype, block
 std::vector<Variant> sm80_variants();     // src/cuda/sm80/: mma.sync + cp.async pipelines
 std::vector<Variant> sm90_variants();     // src/cuda/sm90/: TMA + wgmma, sm_90a only
 std::vector<Variant> narrow_variants();   // src/cuda/narrow/: memory-bound small N and tiny blocks, any dtype
+std::vector<Variant> tiny_block_variants();  // src/cuda/sm80/tiny_block_variants.cu: tiny blocks on mma.sync, ranked with narrow
 std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
 std::vector<Variant> fp8_widened_variants();     // src/cuda/fp8_widened/: fp8 widened onto the bf16 / f32 kernels
 

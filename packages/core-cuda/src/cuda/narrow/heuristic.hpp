@@ -35,6 +35,13 @@ inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
   return block_height <= 8 && n >= kColumnLanesMinN;
 }
 
+// Where the tiny-block mma kernels (src/cuda/sm80/tiny_block_kernel.cuh; f16 / bf16, B in
+// 16-byte aligned rows) are the untuned pick over the kernels here: blocks at least 4 high (an
+// n8 mma tile at least half used) from 16 columns of C (one m16 tile of tokens) on.
+inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n) {
+  return block_height >= 4 && n >= 16;
+}
+
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or
 // 4 columns of accumulators (wider N in chunks of 4, each reading A again).
 inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
