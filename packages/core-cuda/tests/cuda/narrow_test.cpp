@@ -106,6 +106,42 @@ TEST_P(NarrowKernel, SkewedRowsAndManyBlocksPerRow) {
   }
 }
 
+// Lanes along N at the widths where a lane owns 2, 4 or 8 columns: B read in 4- to 16-byte runs
+// where it is row-major and aligned (widths that leave a partial run at the end, which goes
+// element by element), one column a run where it is not (odd leading dimension, B one element
+// off its allocation, column-major), C stored in whole runs or element by element.
+TEST_P(NarrowKernel, LanesAlongNReadRunsOfBAndTheirTails) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  const std::string variant = "narrow_" + std::string(dtype_label(dtype)) + "_simt_nlanes";
+  const std::vector<Shape> shapes = {{1, 1}, {3, 3}, {4, 4}, {5, 3}, {8, 8}, {2, 7}};
+  const std::vector<int64_t> widths = {64, 127, 128, 131, 256, 261, 520};
+  int run = 0;
+  for (const Shape& shape : shapes) {
+    for (int64_t n : widths) {
+      Problem problem = shaped_problem(dtype, 7, 9, shape.height, shape.width, n, 0.5);
+      problem.variant = variant;
+      problem.empty_rows = run % 3 == 0;
+      problem.b_layout = run % 5 == 4 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.b_ld_pad = run % 4 == 3 ? 1 : 0;
+      problem.b_ld_align = run % 4 == 3 ? 1 : 8;
+      problem.b_offset = run % 6 == 5 ? 1 : 0;
+      problem.c_layout = run % 3 == 2 ? BSRMM_LAYOUT_COL_MAJOR : BSRMM_LAYOUT_ROW_MAJOR;
+      problem.c_ld_pad = run % 7 == 6 ? 1 : 0;
+      problem.c_ld_align = run % 7 == 6 ? 1 : 8;
+      problem.beta = run % 2 ? 0.5 : 0.0;
+      problem.bias = run % 3 == 1;
+      problem.alpha = run % 4 == 2 ? -0.75 : 1.0;
+      problem.activation = run % 5 == 2 ? BSRMM_ACTIVATION_GELU : BSRMM_ACTIVATION_NONE;
+      ++run;
+      SCOPED_TRACE(problem.describe());
+      const Outcome outcome = run_and_check(problem);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(outcome.variant, variant);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, NarrowKernel,
                          ::testing::Values(BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16,
                                            BSRMM_DTYPE_F64),

@@ -35,6 +35,20 @@ inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
   return block_height <= 8 && n >= kColumnLanesMinN;
 }
 
+// Blocks at most this high may own 8 columns a lane (8 rows x 8 columns would be 64
+// accumulators a lane).
+constexpr int kColumnLanesWideRows = 4;
+
+// Columns of C a lane owns in the lanes-along-N kernel: as many as N fills across the warp's 32
+// lanes, up to 4, or 8 for 2-byte elements in blocks at most 4 high (one 16-byte run of B a
+// lane). More columns mean more FMAs per block read and wider loads of B, but more registers
+// and fewer warps: 8 columns of f32 or f64 (two runs) measured slower than 4 on the H100
+// (docs/perf-log.md entry 75).
+inline int column_lanes_per_lane(int64_t n, int32_t block_height, int32_t element_bytes) {
+  if (n >= 256 && block_height <= kColumnLanesWideRows && element_bytes == 2) return 8;
+  return n >= 128 ? 4 : n >= 64 ? 2 : 1;
+}
+
 // Where the tiny-block mma kernels (src/cuda/sm80/tiny_block_kernel.cuh; f16 / bf16, B in
 // 16-byte aligned rows) are the untuned pick over the kernels here: blocks at least 4 high (an
 // n8 mma tile at least half used) from 16 columns of C (one m16 tile of tokens) on.

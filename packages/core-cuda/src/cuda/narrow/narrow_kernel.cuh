@@ -14,6 +14,7 @@
 
 #include "../kernel_parts/element.cuh"
 #include "../kernel_parts/epilogue_math.hpp"
+#include "load_run.cuh"
 #include "narrow_operands.cuh"
 #include "warp_shape.hpp"
 
@@ -45,24 +46,6 @@ struct NarrowParams : NarrowOperands<T> {
   int32_t column_chunks;  // ceil(n / Cols)
   int32_t split;          // warps sharing one row slice's steps: 1, 2, 4 or 8
 };
-
-// `Count` consecutive elements at `from` (aligned to their size) in as few loads as possible.
-template <typename T, int Count>
-__device__ inline void load_run(const T* from, T (&to)[Count]) {
-  constexpr int kBytes = Count * int(sizeof(T));
-  if constexpr (kBytes % 16 == 0) {
-#pragma unroll
-    for (int i = 0; i < kBytes / 16; ++i)
-      reinterpret_cast<uint4*>(to)[i] = __ldg(reinterpret_cast<const uint4*>(from) + i);
-  } else if constexpr (kBytes == 8) {
-    *reinterpret_cast<uint2*>(to) = __ldg(reinterpret_cast<const uint2*>(from));
-  } else if constexpr (kBytes == 4) {
-    *reinterpret_cast<unsigned*>(to) = __ldg(reinterpret_cast<const unsigned*>(from));
-  } else {
-#pragma unroll
-    for (int i = 0; i < Count; ++i) to[i] = from[i];
-  }
-}
 
 // Where a lane is in its block row's positions: the block (counted from the row's first) and the
 // position inside it (0 .. lanes_per_block).

@@ -42,6 +42,14 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
   return BReads::elements;
 }
 
+// Whether a row-major dense operand can be read (or written) in runs of `run_bytes` along its
+// rows: its base and every row start aligned to the run.
+template <typename T>
+bool runs_fit(const DenseView& dense, std::size_t run_bytes) {
+  return dense.layout == BSRMM_LAYOUT_ROW_MAJOR && aligned_to(dense.data, run_bytes) &&
+         (std::size_t(dense.ld) * sizeof(T)) % run_bytes == 0;
+}
+
 // Warps per row slice for the `splitrows` variants: enough warps in flight to cover HBM latency
 // (~16K on an H100) while each warp still runs two or more steps. Few long slices (a pruned
 // weight at N = 1: 2048 slices of 16 blocks) split; many short ones (stencils: 10^5-10^6 slices)
@@ -128,19 +136,38 @@ bool column_lanes_supports(const MatmulArgs& args, const DeviceTraits& device) {
   return narrow_supports<T>(args, device) && args.a.block_height <= kColumnLanesMaxRows;
 }
 
-template <typename T, int Rows, int PerLane>
+template <typename T, int Rows, int Vec, int Groups>
 void column_lanes_launch_with(const ColumnLanesParams<T>& p, int64_t ctas, cudaStream_t stream) {
-  column_lanes_kernel<T, Rows, PerLane><<<unsigned(ctas), kColumnLanesWarps * 32, 0, stream>>>(p);
+  column_lanes_kernel<T, Rows, Vec, Groups><<<unsigned(ctas), kColumnLanesWarps * 32, 0, stream>>>(p);
   check_launch("column_lanes_kernel");
 }
 
+// A lane's `per_lane` columns as one run of up to 16 bytes where B allows it, else one column
+// per run. f64's 4 columns (two 16-byte runs) stay single columns: measured slower as runs on
+// the H100 (4 x 4 f64 7-point stencil, N = 256: 0.098 against 0.078 ms; docs/perf-log.md entry 75).
 template <typename T, int Rows>
-void column_lanes_per_lane(const ColumnLanesParams<T>& p, int per_lane, int64_t ctas, cudaStream_t stream) {
-  switch (per_lane) {
-    case 1: return column_lanes_launch_with<T, Rows, 1>(p, ctas, stream);
-    case 2: return column_lanes_launch_with<T, Rows, 2>(p, ctas, stream);
-    default: return column_lanes_launch_with<T, Rows, 4>(p, ctas, stream);
+void column_lanes_runs(const ColumnLanesParams<T>& p, int per_lane, bool runs, int64_t ctas, cudaStream_t stream) {
+  if (!runs) {
+    switch (per_lane) {
+      case 1: return column_lanes_launch_with<T, Rows, 1, 1>(p, ctas, stream);
+      case 2: return column_lanes_launch_with<T, Rows, 1, 2>(p, ctas, stream);
+      default: return column_lanes_launch_with<T, Rows, 1, 4>(p, ctas, stream);
+    }
   }
+  switch (per_lane) {
+    case 2: return column_lanes_launch_with<T, Rows, 2, 1>(p, ctas, stream);
+    case 4:
+      if constexpr (sizeof(T) <= 4) return column_lanes_launch_with<T, Rows, 4, 1>(p, ctas, stream);
+      break;
+    case 8:
+      if constexpr (sizeof(T) == 2 && Rows <= kColumnLanesWideRows)
+        return column_lanes_launch_with<T, Rows, 8, 1>(p, ctas, stream);
+      break;
+    default:
+      break;
+  }
+  detail::fail(BSRMM_STATUS_INTERNAL, "narrow CUDA kernel (lanes along N): no run of ", per_lane, " columns for ",
+               Rows, "-row blocks of ", sizeof(T), "-byte elements");
 }
 
 template <typename T>
@@ -149,9 +176,14 @@ void column_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
   const BsrView& a = args.a;
   ColumnLanesParams<T> p{};
   fill_operands<T>(p, args);
-  // Columns per lane: 4 once N fills 128 (more FMAs per block read), fewer below so lanes stay busy.
-  const int per_lane = args.c.cols >= 128 ? 4 : args.c.cols >= 64 ? 2 : 1;
-  p.column_chunks = int32_t((args.c.cols + 32 * per_lane - 1) / (32 * per_lane));
+  const int per_lane = column_lanes_per_lane(args.c.cols, a.block_height, int32_t(sizeof(T)));
+  // One run per lane: its columns in one load of at most 16 bytes, from a B whose rows allow it.
+  const bool runs =
+      per_lane > 1 && per_lane * sizeof(T) <= 16 && runs_fit<T>(args.b, per_lane * sizeof(T));
+  // Without runs a lane owns at most 4 single columns (its loads are 2-8 bytes each anyway).
+  const int lane_columns = runs ? per_lane : std::min(per_lane, 4);
+  p.c_runs = runs && runs_fit<T>(args.c, per_lane * sizeof(T));
+  p.column_chunks = int32_t((args.c.cols + 32 * lane_columns - 1) / (32 * lane_columns));
 
   const int64_t warps = a.block_row_count * p.column_chunks;
   const int64_t ctas = (warps + kColumnLanesWarps - 1) / kColumnLanesWarps;
@@ -160,10 +192,10 @@ void column_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
                  " CTAs exceed the 2^31-1 grid limit");
   const auto stream = static_cast<cudaStream_t>(args.stream);
   const int32_t bh = a.block_height;
-  if (bh <= 1) return column_lanes_per_lane<T, 1>(p, per_lane, ctas, stream);
-  if (bh <= 2) return column_lanes_per_lane<T, 2>(p, per_lane, ctas, stream);
-  if (bh <= 4) return column_lanes_per_lane<T, 4>(p, per_lane, ctas, stream);
-  return column_lanes_per_lane<T, kColumnLanesMaxRows>(p, per_lane, ctas, stream);
+  if (bh <= 1) return column_lanes_runs<T, 1>(p, lane_columns, runs, ctas, stream);
+  if (bh <= 2) return column_lanes_runs<T, 2>(p, lane_columns, runs, ctas, stream);
+  if (bh <= 4) return column_lanes_runs<T, 4>(p, lane_columns, runs, ctas, stream);
+  return column_lanes_runs<T, kColumnLanesMaxRows>(p, lane_columns, runs, ctas, stream);
 }
 
 int column_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
