@@ -15,7 +15,7 @@ as many A bytes as bsrmm does. Per N (and N = 4096 for scale), on the shapes sui
 
 The result is checked on 64 sampled rows against float64 before anything is timed.
 Run on the GPU machine with bsrmm (packages/python) and torch importable:
-    python3 packages/bench/experiments/small_n_latency.py [--out FILE.json]
+    python3 packages/bench/experiments/small_n_latency.py [--ns 1,16,64] [--out FILE.json]
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ def kernel_ms(run, runs: int = 50) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the rows as JSON here")
+    parser.add_argument("--ns", default=",".join(map(str, NS)), help="the N to run, comma-separated")
     args = parser.parse_args()
     rng = np.random.default_rng(5)
     block_rows, block_cols = M // BLOCK, K // BLOCK
@@ -85,7 +86,7 @@ def main() -> None:
     rows = []
     print(f"# {torch.cuda.get_device_name()}; A {M}x{K} fp16, {BLOCK}x{BLOCK} blocks, {PER_ROW}/{block_cols} per block row")
     print(f"{'N':>5} {'bsrmm call ms':>14} {'kernel ms':>10} {'host us/call':>13} {'dense same ms':>14} {'dense full ms':>14} {'call/same':>10}")
-    for n in NS:
+    for n in (int(text) for text in args.ns.split(",")):
         b = torch.empty(K, n, device="cuda", dtype=torch.float16).uniform_(-1, 1)
         c = torch.full((M, n), float("nan"), device="cuda", dtype=torch.float16)
         bsrmm.matmul(a, b, out=c, context=ctx)
