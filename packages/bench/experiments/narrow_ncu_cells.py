@@ -17,7 +17,7 @@ def stencil2d(n):  # 9-point on n x n
     idx = np.arange(n * n).reshape(n, n); rows, cols = [], []
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
-            a = idx[max(0, -dy):n - max(0, dy), max(0, -dx):n - max(0, dx)]
+            a = idx[max(0, -dy):n + min(0, -dy), max(0, -dx):n + min(0, -dx)]
             b = idx[max(0, dy):n + min(0, dy), max(0, dx):n + min(0, dx)]
             rows.append(a.ravel()); cols.append(b.ravel())
     r = np.concatenate(rows); c = np.concatenate(cols)

@@ -25,6 +25,14 @@ bool narrow_supports(const MatmulArgs& args, const DeviceTraits& device) {
   return simt_supports<T>(args, device);
 }
 
+// Whether a row-major dense operand can be read (or written) in runs of `run_bytes` along its
+// rows: its base and every row start aligned to the run.
+template <typename T>
+bool runs_fit(const DenseView& dense, std::size_t run_bytes) {
+  return dense.layout == BSRMM_LAYOUT_ROW_MAJOR && aligned_to(dense.data, run_bytes) &&
+         (std::size_t(dense.ld) * sizeof(T)) % run_bytes == 0;
+}
+
 // Reads of B in runs where every run a lane asks for starts aligned to the run's size.
 template <typename T>
 BReads b_reads_for(const DenseView& b, int vec, int cols) {
@@ -32,22 +40,13 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
   const std::size_t row_step_bytes = std::size_t(row_major ? b.ld : 1) * sizeof(T);
   const std::size_t col_step_bytes = std::size_t(row_major ? 1 : b.ld) * sizeof(T);
   const std::size_t row_run = std::min<std::size_t>(16, std::size_t(cols) * sizeof(T));
-  if (row_major && cols > 1 && aligned_to(b.data, row_run) && row_step_bytes % row_run == 0)
-    return BReads::row_runs;
+  if (cols > 1 && runs_fit<T>(b, row_run)) return BReads::row_runs;
   // Consecutive k are adjacent in a column-major B, and in a row-major B of one column with ld 1.
   const std::size_t column_run = std::size_t(vec) * sizeof(T);
   if (row_step_bytes == sizeof(T) && aligned_to(b.data, column_run) &&
       (b.cols == 1 || col_step_bytes % column_run == 0))
     return BReads::column_runs;
   return BReads::elements;
-}
-
-// Whether a row-major dense operand can be read (or written) in runs of `run_bytes` along its
-// rows: its base and every row start aligned to the run.
-template <typename T>
-bool runs_fit(const DenseView& dense, std::size_t run_bytes) {
-  return dense.layout == BSRMM_LAYOUT_ROW_MAJOR && aligned_to(dense.data, run_bytes) &&
-         (std::size_t(dense.ld) * sizeof(T)) % run_bytes == 0;
 }
 
 // Warps per row slice for the `splitrows` variants: enough warps in flight to cover HBM latency
