@@ -50,7 +50,7 @@ const std::vector<Variant>& all_variants() {
 int family_rank(const Variant& variant, const MatmulArgs& args) {
   switch (variant.family) {
     case Family::narrow:
-      return narrow::preferred(args.a.block_height, args.a.block_width, args.c.cols) ? kNarrowFirst : 1;
+      return narrow::preferred(narrow::facts_of(args)) ? kNarrowFirst : 1;
     case Family::sm90: return 6;
     case Family::sm80: return 4;
     case Family::fp8_widened: return 2;
@@ -73,7 +73,7 @@ dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_spars
   // GEMM can win from ~1% (f16 / bf16) to ~10% (f32 exact), so the tuner times it from there.
   if (a.block_height < 16 || a.block_width < 16)
     return dense_fallback::tiny_block_placement(density, a.dtype, args.f32_mode == BSRMM_F32_TF32,
-                                                args.c.cols);
+                                                args.c.cols, narrow::facts_of(args).skewed);
   const auto family = best_sparse_rank == 6   ? dense_fallback::SparseFamily::sm90
                       : best_sparse_rank == 4 ? dense_fallback::SparseFamily::sm80
                                               : dense_fallback::SparseFamily::generic;

@@ -3,6 +3,7 @@
 // one warp's 16 columns, both layouts of B and C, unaligned B, long and empty block rows, the
 // epilogue; and the heuristic's pick at small N. Each product is checked against float64 with
 // C poisoned first (gpu_test_support).
+#include "cuda/narrow/heuristic.hpp"
 #include "cuda/narrow/packed_shape.hpp"
 #include "gpu_test_support.hpp"
 
@@ -299,11 +300,56 @@ TEST(NarrowHeuristic, PicksNarrowForSmallNAndTinyBlocks) {
   BSRMM_REQUIRE_GPU();
   const Problem small_n = shaped_problem(BSRMM_DTYPE_F16, 4, 8, 64, 64, 1, 0.25);
   EXPECT_EQ(run_and_check(small_n).variant.rfind("narrow_", 0), 0u);
-  const Problem tiny = shaped_problem(BSRMM_DTYPE_F64, 64, 64, 4, 4, 200, 0.1);
+  // Lanes along N from 4096 warps (block rows x slices of N): 4096 x 2 here, 64 x 2 below.
+  const Problem tiny = shaped_problem(BSRMM_DTYPE_F64, 4096, 64, 4, 4, 200, 0.05);
   EXPECT_EQ(run_and_check(tiny).variant, "narrow_f64_simt_nlanes");
+  const Problem few_rows = shaped_problem(BSRMM_DTYPE_F64, 64, 64, 4, 4, 200, 0.1);
+  EXPECT_EQ(run_and_check(few_rows).variant, "narrow_f64_simt_warprows");
   Problem wide = small_n;
   wide.n = 256;
   EXPECT_NE(run_and_check(wide).variant.rfind("narrow_", 0), 0u);
+}
+
+// f64 on blocks the DMMA tiles take goes to them from N = 4 (entry 79), not only from 8.
+TEST(NarrowHeuristic, F64TensorCoreShapesLeaveTheNarrowKernelsFromN4) {
+  BSRMM_REQUIRE_GPU();
+  Problem problem = shaped_problem(BSRMM_DTYPE_F64, 24, 24, 64, 64, 2, 0.2);
+  EXPECT_EQ(run_and_check(problem).variant.rfind("narrow_", 0), 0u);
+  problem.n = 4;
+  EXPECT_EQ(run_and_check(problem).variant.rfind("sm80_f64_", 0), 0u);
+}
+
+// The rules behind the untuned pick, from the facts alone (no GPU): what counts as skewed rows,
+// and what they, f64 and exact f32 change (docs/perf-log.md entry 79).
+TEST(NarrowHeuristic, SkewedRowsF64AndExactF32MoveThePick) {
+  using narrow::Facts;
+  EXPECT_TRUE(narrow::skewed_rows(512, 512 * 16, 512)) << "power-law: longest 32x the mean";
+  EXPECT_FALSE(narrow::skewed_rows(24, 512 * 16, 512)) << "uniform";
+  EXPECT_FALSE(narrow::skewed_rows(512, 512 * 256, 512)) << "causal: longest 2x the mean";
+  EXPECT_FALSE(narrow::skewed_rows(40, 512 * 2, 512)) << "skewed, but the longest row is short";
+  // Tensor-core shapes: narrow below N = 8, f64 below 4.
+  EXPECT_TRUE(narrow::preferred(Facts{64, 32, 2, 8, false, false}));
+  EXPECT_FALSE(narrow::preferred(Facts{64, 32, 4, 8, false, false}));
+  EXPECT_TRUE(narrow::preferred(Facts{64, 32, 4, 2, false, false}));
+  EXPECT_FALSE(narrow::preferred(Facts{64, 32, 8, 2, false, false}));
+  EXPECT_TRUE(narrow::preferred(Facts{4, 4, 4096, 2, false, false})) << "no tensor-core family takes 4x4";
+  // Exact f32 on skewed rows up to N = 32: the split slices, not the 3xTF32 tiles.
+  EXPECT_TRUE(narrow::preferred(Facts{64, 32, 16, 4, true, true}));
+  EXPECT_TRUE(narrow::split_slices_preferred(Facts{64, 32, 16, 4, true, true}));
+  EXPECT_FALSE(narrow::preferred(Facts{64, 32, 16, 4, true, false}));
+  EXPECT_FALSE(narrow::split_slices_preferred(Facts{64, 32, 16, 4, true, false}));
+  EXPECT_FALSE(narrow::preferred(Facts{64, 32, 16, 4, false, true})) << "tf32";
+  EXPECT_FALSE(narrow::preferred(Facts{64, 32, 64, 4, true, true})) << "past N = 32";
+  // Tiny blocks: lanes along N and the tiny-block mma kernels, but not on skewed rows.
+  EXPECT_TRUE(narrow::column_lanes_preferred(8, 1024, false, 4096));
+  EXPECT_FALSE(narrow::column_lanes_preferred(8, 1024, true, 4096));
+  // ... nor where block rows x slices of N give too few warps: 512 block rows at N = 64 are 512.
+  EXPECT_EQ(narrow::column_lanes_warps(512, 64, 8, 4), 512);
+  EXPECT_EQ(narrow::column_lanes_warps(512, 1024, 8, 4), 4096);
+  EXPECT_EQ(narrow::column_lanes_warps(2048, 256, 2, 2), 2048);
+  EXPECT_FALSE(narrow::column_lanes_preferred(8, 64, false, 512));
+  EXPECT_TRUE(narrow::tiny_block_mma_preferred(8, 256, false));
+  EXPECT_FALSE(narrow::tiny_block_mma_preferred(8, 256, true));
 }
 
 }  // namespace

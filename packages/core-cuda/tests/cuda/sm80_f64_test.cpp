@@ -55,9 +55,11 @@ TEST(Sm80F64Heuristic, PicksDmmaFromMmaWidth) {
   }
 }
 
+// Below N = 4 (DMMA's n8 at most a quarter used; from 4 the DMMA tiles won, docs/perf-log.md
+// entry 79).
 TEST(Sm80F64Heuristic, NarrowKeepsSmallN) {
   BSRMM_REQUIRE_GPU();
-  for (int64_t n : {1, 4}) {
+  for (int64_t n : {1, 2}) {
     SCOPED_TRACE("N " + std::to_string(n));
     const Outcome outcome = run_and_check(f64_problem(8, 8, 32, 32, n, 0.5));
     EXPECT_TRUE(starts_with(outcome.variant, "narrow_")) << "ran " << outcome.variant;

@@ -65,8 +65,10 @@ double tiny_block_break_even(bsrmm_dtype dtype, bool tf32, int64_t n) {
   return std::max(compute_bound, memory_bound);
 }
 
-Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n) {
-  return density >= 0.5 * tiny_block_break_even(dtype, tf32, n) ? Placement::last : Placement::skip;
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed) {
+  const double even = tiny_block_break_even(dtype, tf32, n);
+  if (skewed && density >= 2.0 * even) return Placement::first;
+  return density >= 0.5 * even ? Placement::last : Placement::skip;
 }
 
 double break_even_density(int32_t block_height, int32_t block_width, SparseFamily family) {

@@ -35,8 +35,11 @@ enum class Placement {
 // decides; no measurement backs a default for f32/tf32/f64). Below: skip.
 Placement placement(double density, bsrmm_dtype dtype, int32_t block_height, int32_t block_width,
                     SparseFamily family);
-// Tiny blocks at large N (tiny_block_break_even): last from half of it, else skip; never first
-// (no default is fitted there).
-Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n);
+// Tiny blocks at large N (tiny_block_break_even): last from half of it, else skip. First only on
+// skewed block rows (narrow::skewed_rows) from twice it: there the longest rows, not the work,
+// set the sparse kernels' time, so they run below the 5 TFLOPS the break-even assumes (power-law
+// 2x2-8x8 at d 1/32, N 256-1024, tf32 / bf16: dense 1.3-7x faster than the best sparse kernel;
+// docs/perf-log.md entry 79). Uniform tiny blocks have no fitted default: the tuner decides.
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed);
 
 }  // namespace bsrmm::cuda::dense_fallback

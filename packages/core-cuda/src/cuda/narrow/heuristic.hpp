@@ -2,6 +2,8 @@
 // Plain C++ (no CUDA header): the registry and the CPU-side tests use it.
 #pragma once
 
+#include "../../backend/operands.hpp"
+
 #include <cstdint>
 
 namespace bsrmm::cuda::narrow {
@@ -16,23 +18,71 @@ inline int columns_per_warp(int64_t n) {
   return cols;
 }
 
+// Block rows skewed enough that the longest, not the work, sets the time of a kernel that gives
+// a block row (or its slice of N) to one warp or one CTA: at least 64 blocks and 8x the mean.
+// A power-law pattern (a = 1) has its longest row 23-64x the mean; uniform, banded and stencil
+// patterns about 1x, a causal mask 2x.
+constexpr int64_t kSkewedMinBlocks = 64;
+constexpr int64_t kSkewedRatio = 8;
+
+inline bool skewed_rows(int64_t max_row_blocks, int64_t nnzb, int64_t block_rows) {
+  return max_row_blocks >= kSkewedMinBlocks && max_row_blocks * block_rows >= kSkewedRatio * nnzb;
+}
+
+// The facts the narrow family's rank and preferences look at.
+struct Facts {
+  int32_t block_height;
+  int32_t block_width;
+  int64_t n;
+  int32_t element_bytes;  // of A's values
+  bool exact_f32;         // f32 in exact mode: the tensor-core tiles run 3xTF32
+  bool skewed;            // skewed_rows()
+};
+
+inline Facts facts_of(const backend::MatmulArgs& args) {
+  const backend::BsrView& a = args.a;
+  const int32_t element_bytes = a.dtype == BSRMM_DTYPE_F64 ? 8 : a.dtype == BSRMM_DTYPE_F32 ? 4 : 2;
+  return Facts{a.block_height, a.block_width, args.c.cols, element_bytes,
+               a.dtype == BSRMM_DTYPE_F32 && args.f32_mode == BSRMM_F32_EXACT,
+               skewed_rows(a.max_row_blocks, a.nnzb, a.block_row_count)};
+}
+
 // Below 8 columns no tensor-core family runs (their mma is 8 wide at least) and the narrow
 // kernel reads A once at memory speed; from 8 columns the sm90 row tiles' wgmma outruns its FMA
-// (8192^2, block 64, N = 8: 16 vs 48 us; docs/perf-log.md entry 39). Blocks that no tensor-core
-// family takes (a side not a multiple of 16) go to the narrow kernel at every N: the generic
-// kernel's 64 x 64 tile is what a 4 x 4 block fills 1/16 of.
-inline bool preferred(int32_t block_height, int32_t block_width, int64_t n) {
-  const bool tensor_core_shape = block_height % 16 == 0 && block_width % 16 == 0;
-  return n < 8 || !tensor_core_shape;
+// (8192^2, block 64, N = 8: 16 vs 48 us; docs/perf-log.md entry 39). f64 from 4 columns: the
+// DMMA tiles' m8n8k4 is half used there and still ran 1.2-1.7x faster on blocks 32 wide or more
+// (32768^2, d 1/64, N = 4: 0.093 vs 0.16 ms; 16x16 0.136 vs 0.130; entry 79). Exact f32 on
+// skewed rows up to 32 columns: the 3xTF32 tiles give the longest block row one CTA and ran
+// 2.3-9.6x slower than the split slices here (entry 79). Blocks that no tensor-core family takes
+// (a side not a multiple of 16) go to the narrow kernel at every N: the generic kernel's 64 x 64
+// tile is what a 4 x 4 block fills 1/16 of.
+inline bool preferred(const Facts& s) {
+  const bool tensor_core_shape = s.block_height % 16 == 0 && s.block_width % 16 == 0;
+  if (!tensor_core_shape) return true;
+  if (s.n < (s.element_bytes == 8 ? 4 : 8)) return true;
+  return s.exact_f32 && s.skewed && s.n <= 2 * kMaxCols;
 }
+
+// Split slices (several warps share a long slice's steps) first where rows are skewed at up to 32
+// columns: 32x32-64x64 exact f32 power-law at N 8-32, 0.16-0.37 ms against 0.57-1.15 for one
+// warp a slice (equal at 128x128); wider N already spreads a row over N / 16 warps (entry 79).
+inline bool split_slices_preferred(const Facts& s) { return s.skewed && s.n <= 2 * kMaxCols; }
 
 // Blocks at most 8 high from 32 columns on: lanes along N (column_lanes_kernel.cuh) read A once
 // per 32-128 columns and feed each B element to every row of its block, where lanes along K
 // re-read A every 16 columns and use each B element once per lane.
 constexpr int kColumnLanesMinN = 32;
 
-inline bool column_lanes_preferred(int32_t block_height, int64_t n) {
-  return block_height <= 8 && n >= kColumnLanesMinN;
+// Not on skewed rows: a warp owns a block row's slice of N whatever its length, and the longest
+// rows set the time (power-law 2x2-8x8 at N 256-1024: 2.4-14x the lanes-along-K kernel). Nor
+// where the block rows give too few warps (block rows x slices of N under 4096, ~30 an SM): a
+// 4096^2 matrix of 4x4 / 8x8 blocks at N = 64 (1024 / 512 warps) ran 2.4-3x slower than lanes
+// along K, and 8x8 at N = 256 (1024 warps) 1.5x; from 4096 warps lanes along N won (2x2 N = 256
+// 0.052 against 0.099 ms, 8x8 N = 1024 0.113 against 0.188; entry 79).
+constexpr int64_t kColumnLanesMinWarps = 4096;
+
+inline bool column_lanes_preferred(int32_t block_height, int64_t n, bool skewed, int64_t warps) {
+  return block_height <= 8 && n >= kColumnLanesMinN && !skewed && warps >= kColumnLanesMinWarps;
 }
 
 // Blocks at most this high may own 8 columns a lane (8 rows x 8 columns would be 64
@@ -49,11 +99,19 @@ inline int column_lanes_per_lane(int64_t n, int32_t block_height, int32_t elemen
   return n >= 128 ? 4 : n >= 64 ? 2 : 1;
 }
 
+// Warps of the lanes-along-N kernel: one per block row and slice of N (32 lanes x per lane).
+inline int64_t column_lanes_warps(int64_t block_rows, int64_t n, int32_t block_height, int32_t element_bytes) {
+  const int64_t slice = 32 * int64_t{column_lanes_per_lane(n, block_height, element_bytes)};
+  return block_rows * ((n + slice - 1) / slice);
+}
+
 // Where the tiny-block mma kernels (src/cuda/sm80/tiny_block_kernel.cuh; f16 / bf16, B in
 // 16-byte aligned rows) are the untuned pick over the kernels here: blocks at least 4 high (an
-// n8 mma tile at least half used) from 16 columns of C (one m16 tile of tokens) on.
-inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n) {
-  return block_height >= 4 && n >= 16;
+// n8 mma tile at least half used) from 16 columns of C (one m16 tile of tokens) on, except on
+// skewed rows (a warp a block row: bf16 4x4 / 8x8 power-law N 256-1024, 1.1-3x the lanes-along-K
+// kernel; entry 79).
+inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n, bool skewed) {
+  return block_height >= 4 && n >= 16 && !skewed;
 }
 
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or

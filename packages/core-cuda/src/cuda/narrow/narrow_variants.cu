@@ -113,13 +113,14 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   detail::fail(BSRMM_STATUS_INTERNAL, "narrow CUDA kernel: no load width for ", p.shape.vec, " elements");
 }
 
-// Where the family applies, one warp per slice first (measured, docs/perf-log.md entry 39); the
-// split slices are the tuner's other candidate; lanes along N first for blocks at most 8 high
-// from 32 columns on.
+// Where the family applies, one warp per slice first (measured, docs/perf-log.md entry 39), the
+// split slices first on skewed rows at up to 32 columns (entry 79); the other is the tuner's
+// next candidate. Lanes along N first for blocks at most 8 high from 32 columns on.
 template <bool Split>
 int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
-  const int base = preferred(args.a.block_height, args.a.block_width, args.c.cols) ? 100 : 5;
-  return Split ? base - 1 : base;
+  const Facts facts = facts_of(args);
+  const int base = preferred(facts) ? 100 : 5;
+  return Split == split_slices_preferred(facts) ? base : base - 1;
 }
 
 template <typename T>
@@ -198,7 +199,9 @@ void column_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
 }
 
 int column_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
-  return column_lanes_preferred(args.a.block_height, args.c.cols) ? 101 : 3;
+  const Facts facts = facts_of(args);
+  const int64_t warps = column_lanes_warps(args.a.block_row_count, facts.n, facts.block_height, facts.element_bytes);
+  return column_lanes_preferred(facts.block_height, facts.n, facts.skewed, warps) ? 101 : 3;
 }
 
 template <typename T>

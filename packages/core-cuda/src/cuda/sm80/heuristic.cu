@@ -23,10 +23,12 @@ int preference(const TileShape& shape, const MatmulArgs& args, const DeviceTrait
   const double fill = std::min(1.0, ctas / (double(device.sm_count) * per_sm));
   // f64 pays for the padding in DMMA time (an n8 product at 1/16 of a 16-bit mma's rate), so
   // there the N fill weighs twice: from N = 16 the 64-wide tile wins where 128 pads past N.
+  // Scored in tenths: rounded to whole points, N = 8 f64 on 64-row blocks tied the n64 and n128
+  // tiles (registry order then took n128, 0.176 against 0.093 ms; docs/perf-log.md entry 79).
   const double padding_weight = args.c.dtype == BSRMM_DTYPE_F64 ? 12.0 : 6.0;
-  const int wide = int(std::lround(padding_weight * used + 3.0 * fill));
+  const double wide = padding_weight * used + 3.0 * fill;
 
-  return 100 + tall + wide;
+  return 1000 + 10 * tall + int(std::lround(10.0 * wide));
 }
 
 }  // namespace bsrmm::cuda::sm80

@@ -81,7 +81,7 @@ void tiny_block_launch(const MatmulArgs& args, const DeviceTraits&) {
 // and lanes along N win (1x1 N = 1024 340 against 214 us; 3x3 N = 256 203 against 179), and
 // below 16 columns most of its 16 tokens are. There it stays a candidate the tuner times.
 int tiny_block_preference(const MatmulArgs& args, const DeviceTraits&) {
-  return narrow::tiny_block_mma_preferred(args.a.block_height, args.c.cols) ? 102 : 2;
+  return narrow::tiny_block_mma_preferred(args.a.block_height, args.c.cols, narrow::facts_of(args).skewed) ? 102 : 2;
 }
 
 template <typename T, typename Mma>
