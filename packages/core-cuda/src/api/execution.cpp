@@ -56,6 +56,7 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
     view.used_columns = schedule.used_columns.data();
     view.used_column_count = static_cast<int64_t>(schedule.used_columns.size());
     view.packed_col_idx = schedule.packed_col_idx.data();
+    view.max_row_blocks = longest_row_blocks(a.row_ptr(), schedule.row_order);
     // The f32 copy serves the fast variants (for fp8: dequantised, which cpu_blocked_simd
     // multiplies); f64 has none.
     if (a.dtype() != BSRMM_DTYPE_F64 && shape.nnzb > 0) view.values_f32 = a.plan().values_f32(a);

@@ -35,8 +35,8 @@ struct BsrView {
   const float* device_scales = nullptr;
   bsrmm_scale_kind scale_kind = BSRMM_SCALE_PER_TENSOR;
 
-  // GPU aids (plan): block rows by block count, longest first (may be null), and the most
-  // blocks in one block row (0: not known).
+  // GPU aids (plan): block rows by block count, longest first (may be null); on both devices
+  // the most blocks in one block row (0: not known).
   const int32_t* row_order = nullptr;
   int64_t max_row_blocks = 0;
 

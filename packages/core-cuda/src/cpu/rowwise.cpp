@@ -3,11 +3,13 @@
 // Small products run on the calling thread: waking the pool costs more than they do.
 #include "../common/error.hpp"
 #include "../common/half.hpp"
+#include "blocked_rows.hpp"
 #include "cpu_backend.hpp"
 #include "partition.hpp"
 #include "rowwise.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace bsrmm::cpu {
 
@@ -21,6 +23,9 @@ constexpr int64_t chunks_per_thread = 4;
 // Multiply-adds below which the product runs on the calling thread: ~10-20 us of work on one
 // core at tiny blocks, about what handing it to a sleeping worker costs on a loaded machine.
 constexpr int64_t inline_work = int64_t{1} << 16;
+
+// What one core's L2 holds, about (1 MiB on the AVX2 AMD EPYC measured, 1-2 MiB on AVX-512 Xeons).
+constexpr int64_t l2_bytes_per_core = int64_t{1} << 20;
 
 inline float widen(float x) { return x; }
 inline double widen(double x) { return x; }
@@ -92,11 +97,31 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   });
 }
 
+bool has_avx2_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
+
+const RowwiseKernels* rowwise_kernels() {
+  static const RowwiseKernels* const chosen = [] {
+    // The same ISA as the blocked kernels' (cpuid, BSRMM_CPU_ISA=avx2 keeps AVX-512 out).
+    if (std::strcmp(kernels().isa, "avx512") == 0 && rowwise_kernels_avx512() != nullptr)
+      return rowwise_kernels_avx512();
+    return has_avx2_fma() ? rowwise_kernels_avx2() : nullptr;
+  }();
+  return chosen;
+}
 
 std::string rowwise_refusal(const MatmulArgs& args) {
   if (rowwise_kernels() == nullptr)
-    return "it needs AVX-512 (F, VL, BW, DQ), which this CPU lacks or BSRMM_CPU_ISA=avx2 turned off";
+    return "it needs AVX2 with FMA or AVX-512, which this CPU lacks (or this build has neither: "
+           "GCC on x86-64 compiles them)";
   if (args.a.block_height > rowwise_max_height && args.a.block_height % rowwise_band_height != 0)
     return "it takes blocks at most 8 high or a multiple of 8 high; this matrix has " +
            std::to_string(args.a.block_height);
@@ -108,20 +133,35 @@ bool rowwise_preferred(const MatmulArgs& args) {
   // N = 1: the blocked variant's matrix-vector loop streams A without masks (2x faster).
   const int64_t n = args.c.cols;
   if (n == 1) return false;
-  // Taller blocks in 8-row bands at N up to 64 (one core, every tall cell of the coverage suite:
-  // 16x16 f64 N 32 2.75 vs 4.44 ms blocked, 16x16 f64 N 64 1.52 vs 2.33, 64x64 f64 N 16 2.17 vs
-  // 3.96, 128x128 f64 N 16 1.96 vs 2.82, 32x32 f64 N 4 0.21 vs 0.27, 16x64 f32 N 16 0.28 vs
-  // 0.39); timing both on the loaded 2-core machine picked blocked by noise in 3 of 11 cells.
-  // At N = 128 the two are within 10% either way (the shapes suite): both timed, blocked first.
-  // docs/perf-log.md entry 53.
-  if (args.a.block_height > rowwise_max_height) return n <= 64;
+  // The AVX2 build's chunks are half as wide as AVX-512's (4 vectors of 8 f32 / 4 f64 lanes), so
+  // a block row's B rows are walked twice as often: it wins over a narrower range (below).
+  const bool avx2 = rowwise_kernels() == rowwise_kernels_avx2();
+  const int64_t bw = args.a.block_width;
+  if (args.a.block_height > rowwise_max_height) {
+    // Taller blocks in 8-row bands. AVX-512 at N up to 64 (one core, every tall cell of the
+    // coverage suite: 16x16 f64 N 32 2.75 vs 4.44 ms blocked, 16x16 f64 N 64 1.52 vs 2.33, 64x64
+    // f64 N 16 2.17 vs 3.96, 128x128 f64 N 16 1.96 vs 2.82, 32x32 f64 N 4 0.21 vs 0.27, 16x64 f32
+    // N 16 0.28 vs 0.39); timing both on the loaded 2-core machine picked blocked by noise in 3
+    // of 11 cells. At N = 128 the two are within 10% either way (the shapes suite): both timed,
+    // blocked first. docs/perf-log.md entry 53.
+    // AVX2 (2-core AMD EPYC, f32 and f64): 16x16 at N 4-16 0.4-0.6x the blocked time, 32x32 at
+    // N = 4 0.7-0.9x, but 32x32 from N = 16 and blocks 64 wide or more 1.1-2.2x (entry 79).
+    if (!avx2) return n <= 64;
+    return bw <= 32 && bw * n <= 256;
+  }
   // Blocks up to 8 wide at N up to 128 (one core, 1x1-8x8, N 2-128, stencils and uniform
   // patterns: 1.2-4x the blocked variant, never more than 5% behind it; docs/perf-log.md entry
   // 46), and beyond where each block column serves few block rows (B has little reuse to pack
   // for: 2x2 power-law N = 256, 11.3 vs 13.7 ms). Wider N over a matrix that reuses B rows
   // packs them (blocked).
   const bool few_uses = args.a.nnzb <= 16 * args.a.block_col_count;
-  return args.a.block_width <= 8 && (n <= 128 || few_uses);
+  if (bw > 8 || (n > 128 && !few_uses)) return false;
+  // AVX2, N over more than one chunk: a block row whose B rows outgrow L2 re-reads them from L3
+  // on each of its chunks (2x2 f64 power-law N = 256, a 4096-block row: 28 ms against 18
+  // blocked; entry 79). max_row_blocks is 0 where unknown.
+  const int64_t compute_bytes = args.a.dtype == BSRMM_DTYPE_F64 ? 8 : 4;
+  const int64_t row_b_bytes = args.a.max_row_blocks * bw * n * compute_bytes;
+  return !(avx2 && n > 16 && row_b_bytes > l2_bytes_per_core);
 }
 
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {

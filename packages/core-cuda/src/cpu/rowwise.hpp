@@ -1,8 +1,8 @@
 // cpu_rowwise_simd's kernels: a CSR-style SpMM for small blocks (1x1 to 8 high whole, taller ones
-// a multiple of 8 high in 8-row bands) and any N, B read
-// in place (rowwise_kernel.hpp). AVX-512 only: its masked loads and stores are what let N = 2 or
-// N = 20 run without padding B or C to whole vectors; where the CPU lacks AVX-512 the variant
-// declines and cpu_blocked_simd runs.
+// a multiple of 8 high in 8-row bands) and any N, B read in place (rowwise_kernel.hpp). Two
+// builds of one nest: AVX-512 (zmm, mask registers) and AVX2 + FMA (ymm, vmaskmov); their masked
+// loads and stores are what let N = 2 or N = 20 run without padding B or C to whole vectors.
+// Where the CPU has neither the variant declines and cpu_blocked_simd runs.
 #pragma once
 
 #include <bsrmm/bsrmm.h>
@@ -38,7 +38,13 @@ struct RowwiseKernels {
   RowwiseFunction rows[2];  // f32 compute, f64 compute
 };
 
-// Null where AVX-512 was not compiled in, the CPU lacks it, or BSRMM_CPU_ISA=avx2 keeps it out.
+// The AVX-512 build where the blocked kernels chose AVX-512 (cpuid, BSRMM_CPU_ISA), else the
+// AVX2 + FMA build where the CPU has both; null where neither was compiled in (clang, another
+// architecture) or the CPU lacks both.
 const RowwiseKernels* rowwise_kernels();
+
+// The two builds (rowwise_avx512.cpp, rowwise_avx2.cpp): null where not compiled in.
+const RowwiseKernels* rowwise_kernels_avx512();
+const RowwiseKernels* rowwise_kernels_avx2();
 
 }  // namespace bsrmm::cpu

@@ -1,10 +1,8 @@
 // cpu_rowwise_simd's AVX-512 kernels (rowwise_kernel.hpp), compiled for AVX-512 through the
 // target pragma below only (as blocked_rows_avx512.cpp: shared headers first, under the baseline
-// target), run only where kernels() chose AVX-512.
+// target), run only where kernels() chose AVX-512 (rowwise_kernels() in rowwise.cpp).
 #include "blocked_rows.hpp"
 #include "rowwise.hpp"
-
-#include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 
@@ -17,6 +15,7 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c")
+#include "rowwise_zmm.hpp"
 #include "rowwise_kernel.hpp"
 
 namespace bsrmm::cpu {
@@ -37,10 +36,9 @@ void rows_f64(const RowwiseProblem& problem, int64_t row_begin, int64_t row_end)
 
 namespace bsrmm::cpu {
 
-const RowwiseKernels* rowwise_kernels() {
+const RowwiseKernels* rowwise_kernels_avx512() {
   static const RowwiseKernels set{{rows_f32, rows_f64}};
-  // The same choice as the blocked kernels' (cpuid, BSRMM_CPU_ISA).
-  return std::strcmp(kernels().isa, "avx512") == 0 ? &set : nullptr;
+  return &set;
 }
 
 }  // namespace bsrmm::cpu
@@ -48,7 +46,7 @@ const RowwiseKernels* rowwise_kernels() {
 #else
 
 namespace bsrmm::cpu {
-const RowwiseKernels* rowwise_kernels() { return nullptr; }
+const RowwiseKernels* rowwise_kernels_avx512() { return nullptr; }
 }  // namespace bsrmm::cpu
 
 #endif

@@ -1,5 +1,7 @@
-// The loop nest of cpu_rowwise_simd (AVX-512 only; included by rowwise_avx512.cpp under its
-// target pragma): for each block row, each of its blocks' columns k scales B's row
+// The loop nest of cpu_rowwise_simd, for one instruction set: included by rowwise_avx512.cpp and
+// rowwise_avx2.cpp under their target pragmas, after the header that defines that set's
+// `RowVectors<T>` (rowwise_zmm.hpp, rowwise_ymm.hpp: vector type, lanes, masked loads and
+// stores, the accumulator budget): for each block row, each of its blocks' columns k scales B's row
 // (col * bw + k) into the block row's bh output rows, N in vectors held in registers, the last
 // vector masked so any N (1, 2, 3, ...) reads and writes only its own columns. B is read in
 // place (row-major, compute type, any leading dimension): no packing, no padding to a vector,
@@ -7,7 +9,7 @@
 // (each nonzero scales a B row into C's row) generalised to tiny blocks: at 1x1 - 8x8 blocks
 // and small N the blocked kernel's fixed costs per block row (strips, panel, epilogue pass)
 // were most of its time (issue 22; docs/perf-log.md entry 46).
-// Internal linkage on purpose (as blocked_kernel.hpp): this is one TU's AVX-512 code.
+// Internal linkage on purpose (as blocked_kernel.hpp): this is one TU's code for one ISA.
 #pragma once
 
 #include "../common/half.hpp"
@@ -21,51 +23,13 @@
 #include <type_traits>
 #include <utility>
 
+#ifndef BSRMM_ROWWISE_INLINE
 #define BSRMM_ROWWISE_INLINE inline __attribute__((always_inline))
+#endif
 #define BSRMM_ROWWISE_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace bsrmm::cpu {
 namespace {  // NOLINT: per-TU code, see above
-
-// The AVX-512 operations the nest needs, per element type.
-template <typename T>
-struct Zmm;
-
-template <>
-struct Zmm<float> {
-  using vec = __m512;
-  using mask = __mmask16;
-  static constexpr int lanes = 16;
-  static BSRMM_ROWWISE_INLINE vec zero() { return _mm512_setzero_ps(); }
-  static BSRMM_ROWWISE_INLINE vec set1(float x) { return _mm512_set1_ps(x); }
-  static BSRMM_ROWWISE_INLINE vec load(const float* p) { return _mm512_loadu_ps(p); }
-  static BSRMM_ROWWISE_INLINE vec load(mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  static BSRMM_ROWWISE_INLINE void store(float* p, mask m, vec v) { _mm512_mask_storeu_ps(p, m, v); }
-  static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
-  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm512_add_ps(a, b); }
-  static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_ps(a, b); }
-  static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
-    return count >= lanes ? mask(0xFFFF) : mask((1u << count) - 1u);
-  }
-};
-
-template <>
-struct Zmm<double> {
-  using vec = __m512d;
-  using mask = __mmask8;
-  static constexpr int lanes = 8;
-  static BSRMM_ROWWISE_INLINE vec zero() { return _mm512_setzero_pd(); }
-  static BSRMM_ROWWISE_INLINE vec set1(double x) { return _mm512_set1_pd(x); }
-  static BSRMM_ROWWISE_INLINE vec load(const double* p) { return _mm512_loadu_pd(p); }
-  static BSRMM_ROWWISE_INLINE vec load(mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
-  static BSRMM_ROWWISE_INLINE void store(double* p, mask m, vec v) { _mm512_mask_storeu_pd(p, m, v); }
-  static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_pd(a, b, c); }
-  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm512_add_pd(a, b); }
-  static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_pd(a, b); }
-  static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
-    return count >= lanes ? mask(0xFF) : mask((1u << count) - 1u);
-  }
-};
 
 template <typename S>
 BSRMM_ROWWISE_INLINE auto widen_c(S x) {
@@ -116,10 +80,11 @@ void store_any(const T* tile, int rows, int64_t stride, int64_t count, const Row
   }
 }
 
-// Vectors per chunk: at most 24 accumulators (8 registers left for B and A), at most 8 vectors:
-// a chunk re-walks its block row's B rows, so wide N over long rows wants few, wide chunks
-// (2x2 power-law f64 N = 256 in 32-column chunks: 1.9x MKL BSR's time; entry 46).
-constexpr int max_vectors(int bh) { return std::min(8, 24 / bh); }
+// Vectors per chunk: at most the set's accumulator budget (registers left for B and A), at
+// most its widest chunk: a chunk re-walks its block row's B rows, so wide N over long rows wants
+// few, wide chunks (2x2 power-law f64 N = 256 in 32-column chunks: 1.9x MKL BSR's time; entry 46).
+template <typename Z>
+constexpr int max_vectors(int bh) { return std::min(Z::max_chunk_vectors, Z::accumulators / bh); }
 
 // BW for a width known only at run time but a multiple of 8: the k loop runs in unrolled steps
 // of 8 (a 64-wide block's band with a plain run-time loop ran ~1.5x slower than as 8x8 blocks).
@@ -134,8 +99,8 @@ constexpr int width_multiple_of_8 = -8;
 // blocked kernel; entry 53). Otherwise band_row is 0 and the blocks are BH high.
 template <typename T, int BH, int BW, int NV, bool Banded = false>
 BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int32_t band_row, int64_t j0,
-                                typename Zmm<T>::mask last, bool fast_store) {
-  using Z = Zmm<T>;
+                                typename RowVectors<T>::mask last, bool fast_store) {
+  using Z = RowVectors<T>;
   using vec = typename Z::vec;
   const int32_t bw = BW > 0 ? BW : p.block_width;
   constexpr int k_step = BW > 0 ? BW : BW == width_multiple_of_8 ? 8 : 1;
@@ -238,7 +203,7 @@ BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int32_t band
 // visible part of a row's time).
 template <typename T, int BH, int BW, int NV, bool Banded>
 void rows_one_chunk(const RowwiseProblem& p, int64_t row_begin, int64_t row_end,
-                    typename Zmm<T>::mask last, bool fast_store) {
+                    typename RowVectors<T>::mask last, bool fast_store) {
   const int32_t height = Banded ? p.block_height : BH;
   for (int64_t r = row_begin; r < row_end; ++r)
     for (int32_t band = 0; band < height; band += BH)
@@ -256,9 +221,9 @@ BSRMM_ROWWISE_INLINE void with_vectors(int nv, Run&& run) {
 
 template <typename T, int BH, int BW, bool Banded = false>
 void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
-  using Z = Zmm<T>;
+  using Z = RowVectors<T>;
   using mask = typename Z::mask;
-  constexpr int NVmax = max_vectors(BH);
+  constexpr int NVmax = max_vectors<Z>(BH);
   constexpr int64_t width = int64_t{NVmax} * Z::lanes;
   const int64_t n = p.c.cols;
   const bool fast_store = p.c.dtype == (sizeof(T) == 8 ? BSRMM_DTYPE_F64 : BSRMM_DTYPE_F32) &&

@@ -69,7 +69,7 @@ void check_product(const Case& shape, int64_t n, bsrmm_dtype dtype, uint64_t see
 bool has_rowwise() { return cpu::rowwise_kernels() != nullptr; }
 
 TEST(Rowwise, MatchesFloat64) {
-  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
   const bsrmm_dtype dtypes[] = {BSRMM_DTYPE_F32, BSRMM_DTYPE_F16, BSRMM_DTYPE_BF16, BSRMM_DTYPE_F64};
   const Case shapes[] = {{1, 1, 37, 41, 0.2}, {2, 2, 23, 19, 0.3}, {3, 3, 17, 13, 0.3}, {4, 4, 9, 11, 0.4},
                          {6, 6, 7, 6, 0.5},   {8, 8, 5, 6, 0.5},   {3, 5, 11, 7, 0.4},  {5, 3, 7, 11, 0.4},
@@ -91,7 +91,7 @@ TEST(Rowwise, MatchesFloat64) {
 // Large enough to split across the pool (work above the inline limit), with empty block rows
 // (density 0.05) and a skewed row length.
 TEST(Rowwise, SplitAcrossThePool) {
-  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
   detail::ThreadPool pool(3);
   detail::Buffer workspace;
   uint64_t seed = 500;
@@ -103,7 +103,7 @@ TEST(Rowwise, SplitAcrossThePool) {
 // Blocks taller than 8 run in 8-row bands: widths 8 and 16 unrolled, 24 and 64 in steps of 8, 5
 // and 12 at run time; one band per chunk and several chunks (N 130), one thread and the pool.
 TEST(Rowwise, TallBlocksRunInBands) {
-  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
   detail::Buffer workspace;
   uint64_t seed = 700;
   const Case shapes[] = {{16, 16, 5, 7, 0.4}, {16, 8, 4, 9, 0.4}, {24, 64, 3, 3, 0.6},
@@ -118,26 +118,50 @@ TEST(Rowwise, TallBlocksRunInBands) {
   for (int64_t n : {16, 64}) check_product({16, 16, 300, 300, 0.05}, n, BSRMM_DTYPE_F64, seed++, pool, workspace);
 }
 
-// The heuristic takes rowwise in bands at N 2-64 only (blocked at N = 1 and above 64).
+// The heuristic takes rowwise in bands at N 2-64 only with AVX-512 (blocked at N = 1 and above
+// 64); the AVX2 build's narrower chunks only where the block is at most 32 wide and width x N is
+// at most 256.
 TEST(Rowwise, TallBlocksAreTheHeuristicsPickFromN2To64) {
-  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
+  const bool avx2 = cpu::rowwise_kernels() == cpu::rowwise_kernels_avx2();
   Random rng(31);
-  for (auto [bh, bw] : {std::pair<int32_t, int32_t>{16, 16}, {32, 8}, {12, 12}, {8, 8}})
-    for (int64_t n : {1, 2, 64, 65, 128}) {
+  for (auto [bh, bw] : {std::pair<int32_t, int32_t>{16, 16}, {32, 8}, {12, 12}, {8, 8}, {16, 64}, {32, 32}})
+    for (int64_t n : {1, 2, 4, 16, 32, 64, 65, 128}) {
       HostBsr a = random_bsr(rng, 3, 3, bh, bw, 0.5, BSRMM_DTYPE_F32);
       HostDense b(a.cols, n, BSRMM_DTYPE_F32);
       b.fill(1.0);
       HostDense c(a.rows, n, BSRMM_DTYPE_F32);
       CpuOperands operands(a, b, c);
       const bool banded = bh > 8 && bh % 8 == 0;
+      const bool in_range = avx2 ? bw <= 32 && bw * n <= 256 : n <= 64;
       const std::string what = std::to_string(bh) + "x" + std::to_string(bw) + " N " + std::to_string(n);
-      if (bh > 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), banded && n >= 2 && n <= 64) << what;
+      if (bh > 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), banded && n >= 2 && in_range) << what;
       if (bh == 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), n >= 2) << what;
     }
 }
 
+// The AVX2 build leaves tiny blocks to the blocked variant where a block row's B rows outgrow L2
+// over several chunks (a power-law row); AVX-512's wider chunks keep them, as does N <= 16.
+TEST(Rowwise, Avx2DeclinesRowsWhoseBRowsOutgrowL2) {
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
+  const bool avx2 = cpu::rowwise_kernels() == cpu::rowwise_kernels_avx2();
+  Random rng(37);
+  HostBsr a = random_bsr(rng, 8, 8, 2, 2, 0.5, BSRMM_DTYPE_F64);
+  for (int64_t n : {16, 128, 256}) {
+    HostDense b(a.cols, n, BSRMM_DTYPE_F64);
+    b.fill(1.0);
+    HostDense c(a.rows, n, BSRMM_DTYPE_F64);
+    CpuOperands operands(a, b, c);
+    EXPECT_TRUE(cpu::rowwise_preferred(operands.args)) << "N " << n << ", longest row unknown";
+    operands.args.a.max_row_blocks = 8;
+    EXPECT_TRUE(cpu::rowwise_preferred(operands.args)) << "N " << n << ", rows of 8 blocks";
+    operands.args.a.max_row_blocks = 4096;  // 4096 x 2 x N x 8 bytes: 1 MiB from N = 8
+    EXPECT_EQ(cpu::rowwise_preferred(operands.args), !avx2 || n <= 16) << "N " << n << ", a 4096-block row";
+  }
+}
+
 TEST(Rowwise, DeclinesTallBlocksNotInBands) {
-  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX-512 (absent here or BSRMM_CPU_ISA=avx2)";
+  if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
   Random rng(9);
   for (int32_t height : {9, 12, 20}) {
     HostBsr a = random_bsr(rng, 3, 3, height, 2, 0.5, BSRMM_DTYPE_F32);
