@@ -9,8 +9,8 @@
 //                         f32/f16/bf16 and in f64 for f64.
 //   cpu_rowwise_simd      small blocks (at most 8 high, or a multiple of 8 in 8-row bands), any
 //                         N: each block's columns scale B's rows (read in place) into C's rows
-//                         in masked AVX-512 vectors, a CSR SpMM for blocks (rowwise.hpp);
-//                         AVX-512 only.
+//                         in masked vectors, a CSR SpMM for blocks (rowwise.hpp); AVX-512,
+//                         else AVX2 + FMA.
 //   cpu_dense_blas        one BLAS GEMM (loaded at run time, blas_library.hpp) over the plan's
 //                         dense copy of op(A), then bsrmm's epilogue; where A is dense enough.
 #pragma once
