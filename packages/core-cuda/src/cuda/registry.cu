@@ -70,10 +70,12 @@ dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_spars
   if (best_sparse_rank == kNarrowFirst && args.c.cols <= narrow::kMaxCols)
     return density >= 0.3 ? dense_fallback::Placement::last : dense_fallback::Placement::skip;
   // Past that, blocks under 16 a side still run on the narrow kernels, at a few TFLOPS: a dense
-  // GEMM can win from ~1% (f16 / bf16) to ~10% (f32 exact), so the tuner times it from there.
+  // GEMM can win from ~1% (f16 / bf16) to ~10% (f32 exact), so the tuner times it from there;
+  // on skewed rows and the smallest blocks it is the default from a multiple of that.
   if (a.block_height < 16 || a.block_width < 16)
     return dense_fallback::tiny_block_placement(density, a.dtype, args.f32_mode == BSRMM_F32_TF32,
-                                                args.c.cols, narrow::facts_of(args).skewed);
+                                                args.c.cols, narrow::facts_of(args).skewed,
+                                                int64_t{a.block_height} * a.block_width);
   const auto family = best_sparse_rank == 6   ? dense_fallback::SparseFamily::sm90
                       : best_sparse_rank == 4 ? dense_fallback::SparseFamily::sm80
                                               : dense_fallback::SparseFamily::generic;

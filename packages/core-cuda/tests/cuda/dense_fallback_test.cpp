@@ -95,22 +95,29 @@ TEST(DenseFallbackRule, TinyBlocksAtLargeNAreTimedFromAFewPercent) {
   const auto f16 = BSRMM_DTYPE_F16, f32 = BSRMM_DTYPE_F32, f64 = BSRMM_DTYPE_F64;
   // The H100 coverage suite's tf32 8 x 8 power-law case (d 0.031, N 1024): dense tf32 took
   // 0.112 ms, the narrow kernel 0.187, and the dense copy was never timed.
-  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 1024, false), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 1024, false, 64), Placement::last);
   // The same in exact f32 (a SIMT SGEMM, ~50 TFLOPS): the narrow kernel stays.
-  EXPECT_EQ(tiny_block_placement(0.031, f32, false, 1024, false), Placement::skip);
-  EXPECT_EQ(tiny_block_placement(0.06, f64, false, 1024, false), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.031, f32, false, 1024, false, 64), Placement::skip);
+  EXPECT_EQ(tiny_block_placement(0.06, f64, false, 1024, false, 64), Placement::last);
   // A stencil's 2 x 2 bf16-like density (0.00055 at N 1024) is far below any dense GEMM.
-  EXPECT_EQ(tiny_block_placement(0.00055, f16, false, 1024, false), Placement::skip);
+  EXPECT_EQ(tiny_block_placement(0.00055, f16, false, 1024, false, 64), Placement::skip);
   // f16 at N 4096 from ~0.4%, but at N 32 the GEMM reads all of A for little work.
-  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 4096, false), Placement::last);
-  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 32, false), Placement::skip);
+  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 4096, false, 64), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 32, false, 64), Placement::skip);
   // On skewed rows (power-law) from twice the break-even the dense GEMM is the default: tf32 and
   // bf16 power-law 2x2-8x8 at d 1/32, N 256-1024 ran 1.3-7x faster dense (entry 79); f64's
   // break-even (~0.09) is far above 1/32, so there the tuner still decides.
-  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 1024, true), Placement::first);
-  EXPECT_EQ(tiny_block_placement(0.031, f16, false, 256, true), Placement::first);
-  EXPECT_EQ(tiny_block_placement(0.031, f64, false, 1024, true), Placement::skip);
-  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 4096, true), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 1024, true, 64), Placement::first);
+  EXPECT_EQ(tiny_block_placement(0.031, f16, false, 256, true, 64), Placement::first);
+  EXPECT_EQ(tiny_block_placement(0.031, f64, false, 1024, true, 64), Placement::skip);
+  EXPECT_EQ(tiny_block_placement(0.004, f16, false, 4096, true, 64), Placement::last);
+  // Uniform rows by block area: 2x2 from twice the break-even, 4x4 from four times, 8x8 never
+  // (bf16 8x8 at d 1/32, N 256: the mma kernel ran 2x faster than dense; entry 81).
+  EXPECT_EQ(tiny_block_placement(0.031, f16, false, 256, false, 4), Placement::first);
+  EXPECT_EQ(tiny_block_placement(0.031, f16, false, 256, false, 16), Placement::first);
+  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 256, false, 16), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.031, f16, false, 256, false, 64), Placement::last);
+  EXPECT_EQ(tiny_block_placement(0.031, f32, true, 64, false, 4), Placement::last) << "N 64: below twice";
   // Never rising with N, and never past the rate ratio once compute-bound.
   double previous = 1.0;
   for (int64_t n = 17; n <= 65536; n *= 2) {

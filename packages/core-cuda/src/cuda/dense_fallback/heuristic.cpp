@@ -65,9 +65,11 @@ double tiny_block_break_even(bsrmm_dtype dtype, bool tf32, int64_t n) {
   return std::max(compute_bound, memory_bound);
 }
 
-Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed) {
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed,
+                               int64_t block_area) {
   const double even = tiny_block_break_even(dtype, tf32, n);
-  if (skewed && density >= 2.0 * even) return Placement::first;
+  const double first_from = skewed || block_area <= 4 ? 2.0 : block_area <= 16 ? 4.0 : 0.0;
+  if (first_from > 0.0 && density >= first_from * even) return Placement::first;
   return density >= 0.5 * even ? Placement::last : Placement::skip;
 }
 

@@ -35,11 +35,16 @@ enum class Placement {
 // decides; no measurement backs a default for f32/tf32/f64). Below: skip.
 Placement placement(double density, bsrmm_dtype dtype, int32_t block_height, int32_t block_width,
                     SparseFamily family);
-// Tiny blocks at large N (tiny_block_break_even): last from half of it, else skip. First only on
-// skewed block rows (narrow::skewed_rows) from twice it: there the longest rows, not the work,
-// set the sparse kernels' time, so they run below the 5 TFLOPS the break-even assumes (power-law
-// 2x2-8x8 at d 1/32, N 256-1024, tf32 / bf16: dense 1.3-7x faster than the best sparse kernel;
-// docs/perf-log.md entry 79). Uniform tiny blocks have no fitted default: the tuner decides.
-Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed);
+// Tiny blocks at large N (tiny_block_break_even): last from half of it, else skip; first from
+// a multiple of it where the sparse kernels are known to run at or below the rate the break-even
+// assumes (5 TFLOPS). On skewed block rows (narrow::skewed_rows) from twice it: the longest rows,
+// not the work, set the sparse kernels' time (power-law 2x2-8x8 at d 1/32, N 256-1024, tf32 /
+// bf16: dense 1.3-7x faster than the best sparse kernel). On other rows by block area: blocks of
+// at most 4 elements from twice it (uniform 2x2 at d 1/32, N 256-1024: dense 1.1-3.6x faster),
+// at most 16 from four times it (4x4: the mma kernel runs ~10 TFLOPS; dense 1.3-2x faster from
+// there), larger ones never (8x8 bf16 N = 256: the mma kernel 2x faster than dense at d 1/32).
+// docs/perf-log.md entries 79 and 81.
+Placement tiny_block_placement(double density, bsrmm_dtype dtype, bool tf32, int64_t n, bool skewed,
+                               int64_t block_area);
 
 }  // namespace bsrmm::cuda::dense_fallback
