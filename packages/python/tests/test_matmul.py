@@ -235,8 +235,8 @@ def test_every_cpu_variant_forced_by_name_matches_reference():
             bsrmm.matmul(a, b, out=c, context=ctx)
         except bsrmm.UnsupportedError as error:
             # No CBLAS on this machine (none installed, none bundled with numpy): forcing the
-            # dense fallback says so instead of running. No AVX-512 row-wise kernels (another
-            # CPU, BSRMM_CPU_ISA=avx2, a sanitized build): forcing cpu_rowwise_simd says so.
+            # dense fallback says so instead of running. No row-wise kernels (a CPU without AVX2 +
+            # FMA or AVX-512, a sanitized build): forcing cpu_rowwise_simd says so.
             no_blas = name == "cpu_dense_blas" and "no CBLAS" in str(error)
             no_avx512 = name == "cpu_rowwise_simd" and "AVX-512" in str(error)
             assert no_blas or no_avx512, error

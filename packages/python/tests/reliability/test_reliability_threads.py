@@ -108,7 +108,7 @@ def test_threads_share_one_context_and_a_fresh_matrix_each_round():
 
 def _runs_here(variant, a):
     """Whether a multiply forced to `variant` runs on this machine: cpu_dense_blas needs a CBLAS,
-    cpu_rowwise_simd AVX-512 kernels (not in a sanitized build); both decline otherwise."""
+    cpu_rowwise_simd AVX2 + FMA or AVX-512 (not in a sanitized build); both decline otherwise."""
     b = np.ones((a.shape[1], 2), np.float32)
     try:
         bsrmm.matmul(a, b, context=bsrmm.Context("cpu", variant=variant))

@@ -173,8 +173,8 @@ fn both_cpu_variants_match_reference() {
         ctx.set_variant(Some(name)).unwrap();
         if let Err(why) = runs_here(&ctx) {
             // cpu_dense_blas needs a CBLAS at run time (BSRMM_BLAS or a system one), and
-            // cpu_rowwise_simd AVX-512 (an AMD EPYC without it failed this test when it assumed
-            // both); without them, forcing the variant is UNSUPPORTED and says why.
+            // cpu_rowwise_simd AVX2 + FMA or AVX-512 (an AMD EPYC without AVX-512 failed this test
+            // when it assumed both); without them, forcing the variant is UNSUPPORTED and says why.
             let missing_blas = name == "cpu_dense_blas" && why.message().contains("no CBLAS");
             let missing_isa = why.message().contains("which this CPU lacks");
             assert!(why.code() == "BSRMM_STATUS_UNSUPPORTED" && (missing_blas || missing_isa), "{name}: {why}");
