@@ -34,7 +34,6 @@ struct RowVectors<float> {
   static BSRMM_ROWWISE_INLINE vec load(mask m, const float* p) { return _mm256_maskload_ps(p, m); }
   static BSRMM_ROWWISE_INLINE void store(float* p, mask m, vec v) { _mm256_maskstore_ps(p, m, v); }
   static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm256_fmadd_ps(a, b, c); }
-  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm256_add_ps(a, b); }
   static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm256_mul_ps(a, b); }
   // Lanes [0, count) on: lane i's sign bit set where i < count.
   static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
@@ -56,7 +55,6 @@ struct RowVectors<double> {
   static BSRMM_ROWWISE_INLINE vec load(mask m, const double* p) { return _mm256_maskload_pd(p, m); }
   static BSRMM_ROWWISE_INLINE void store(double* p, mask m, vec v) { _mm256_maskstore_pd(p, m, v); }
   static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm256_fmadd_pd(a, b, c); }
-  static BSRMM_ROWWISE_INLINE vec add(vec a, vec b) { return _mm256_add_pd(a, b); }
   static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm256_mul_pd(a, b); }
   static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
     const int64_t n = count >= lanes ? lanes : count;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../../backend/operands.hpp"
+#include "../../common/dtype.hpp"
 
 #include <cstdint>
 
@@ -41,8 +42,7 @@ struct Facts {
 
 inline Facts facts_of(const backend::MatmulArgs& args) {
   const backend::BsrView& a = args.a;
-  const int32_t element_bytes = a.dtype == BSRMM_DTYPE_F64 ? 8 : a.dtype == BSRMM_DTYPE_F32 ? 4 : 2;
-  return Facts{a.block_height, a.block_width, args.c.cols, element_bytes,
+  return Facts{a.block_height, a.block_width, args.c.cols, int32_t(bsrmm::detail::element_size(a.dtype)),
                a.dtype == BSRMM_DTYPE_F32 && args.f32_mode == BSRMM_F32_EXACT,
                skewed_rows(a.max_row_blocks, a.nnzb, a.block_row_count)};
 }
