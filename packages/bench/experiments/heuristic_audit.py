@@ -1,12 +1,13 @@
 """The untuned heuristic against every eligible variant, forced, around the coverage suite's
 heuristic misses (docs/perf-log.md entry 76): f64 blocks the DMMA tiles take at N = 2-8, exact
 f32 tall blocks at N = 8-32 (uniform and power-law), and tiny blocks on power-law and uniform rows at
-wide N.
+wide N; with --set small-n, tiny blocks (1x1-16x16) on 27-point stencils and bands at N = 1-4,
+the sparse matrix-vector products of entry 82.
 Each case: the default pick (tuning off), then each variant that accepts it, every output
 checked against a float64 product first (C poisoned with NaN), times from
 bsrmm_bench.timing.time_cuda. Writes one JSON line per case to stdout (or --out FILE).
 
-    python3 packages/bench/experiments/heuristic_audit.py [--out FILE] [--only REGEX]
+    python3 packages/bench/experiments/heuristic_audit.py [--set misses|small-n] [--out FILE] [--only REGEX]
 """
 import argparse
 import json
@@ -47,6 +48,19 @@ def cases():
         for dtype in ("tf32", "bf16"):
             for n in (64, 256, 1024):
                 yield dtype, b, b, 4096, {"kind": "uniform", "density": 1 / 32}, n
+
+
+def small_n_cases():
+    """Tiny blocks at N = 1-4 on the operators that store them: a 3-D 27-point stencil (up to 2^18
+    block rows, fewer where the values would pass 2^27 elements) and a tridiagonal band (N = 1)."""
+    for dtype in ("f64", "f32", "bf16"):
+        for b in (1, 2, 3, 4, 6, 8, 12, 16):
+            block_rows = 1 << 18
+            while block_rows * 27 * b * b > 1 << 27:
+                block_rows //= 2
+            for n in (1, 2, 4):
+                yield dtype, b, b, block_rows * b, {"kind": "stencil", "dims": 3, "points": 27}, n
+            yield dtype, b, b, (1 << 18) * b, {"kind": "banded", "lower": 1, "upper": 1}, 1
 
 
 def operands(dtype, bh, bw, size, spec, n, seed=1):
@@ -105,9 +119,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--only", default=".")
+    parser.add_argument("--set", choices=("misses", "small-n"), default="misses")
     args = parser.parse_args()
     sink = open(args.out, "w") if args.out else sys.stdout
-    for case in cases():
+    for case in (small_n_cases() if args.set == "small-n" else cases()):
         label = f"{case[0]} {case[1]}x{case[2]} {case[3]} {case[4]['kind']} N={case[5]}"
         if not re.search(args.only, label):
             continue

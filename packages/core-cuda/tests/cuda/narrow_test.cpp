@@ -21,15 +21,17 @@ struct Shape {
 };
 
 // The variants of the dtype: lanes along K with one warp per row slice or slices split over
-// several warps, and lanes along N (blocks at most 8 high).
+// several warps, lanes along N (blocks at most 8 high) and lanes along M (at most 16 high).
 std::vector<std::string> narrow_names(bsrmm_dtype dtype) {
   const std::string label = dtype_label(dtype);
   return {"narrow_" + label + "_simt_warprows", "narrow_" + label + "_simt_splitrows",
-          "narrow_" + label + "_simt_nlanes"};
+          "narrow_" + label + "_simt_nlanes", "narrow_" + label + "_simt_mlanes"};
 }
 
 bool takes(const std::string& variant, int32_t block_height) {
-  return variant.find("_nlanes") == std::string::npos || block_height <= 8;
+  if (variant.find("_nlanes") != std::string::npos) return block_height <= 8;
+  if (variant.find("_mlanes") != std::string::npos) return block_height <= narrow::kRowLanesMaxRows;
+  return true;
 }
 
 // Rotates B's and C's layouts, B's padding and offset and the epilogue terms through a sweep's
@@ -310,6 +312,47 @@ TEST(NarrowHeuristic, PicksNarrowForSmallNAndTinyBlocks) {
   EXPECT_NE(run_and_check(wide).variant.rfind("narrow_", 0), 0u);
 }
 
+// Tiny blocks at N <= 4 go to lanes along M where the block rows give 2048 warps or more (a
+// group of lanes a block row), to lanes along K where they are fewer or skewed.
+TEST(NarrowHeuristic, LanesAlongMForTinyBlocksOverManyBlockRowsAtSmallN) {
+  BSRMM_REQUIRE_GPU();
+  for (int64_t n : {1, 2, 4}) {
+    const Problem stencil_like = shaped_problem(BSRMM_DTYPE_F64, 16384, 64, 4, 4, n, 0.05);
+    SCOPED_TRACE(stencil_like.describe());
+    EXPECT_EQ(run_and_check(stencil_like).variant, "narrow_f64_simt_mlanes");
+    const Problem few_rows = shaped_problem(BSRMM_DTYPE_F32, 512, 64, 3, 3, n, 0.1);
+    SCOPED_TRACE(few_rows.describe());
+    const std::string ran = run_and_check(few_rows).variant;
+    EXPECT_EQ(ran.rfind("narrow_f32_simt_", 0), 0u) << ran;
+    EXPECT_NE(ran, "narrow_f32_simt_mlanes");
+    if (HasFatalFailure()) return;
+  }
+  const Problem wider = shaped_problem(BSRMM_DTYPE_F32, 16384, 64, 4, 4, 8, 0.05);
+  EXPECT_NE(run_and_check(wider).variant, "narrow_f32_simt_mlanes");
+}
+
+// Lanes along M on long block rows of many steps (a batch's tail, rows of different lengths in
+// one warp) and block widths that split a lane's row into 1-, 2-, 4- and 8-element chunks.
+TEST_P(NarrowKernel, LanesAlongMWalkLongAndUnevenRows) {
+  BSRMM_REQUIRE_GPU();
+  const bsrmm_dtype dtype = GetParam();
+  const std::string variant = "narrow_" + std::string(dtype_label(dtype)) + "_simt_mlanes";
+  const std::vector<Shape> shapes = {{1, 1}, {2, 2}, {3, 5}, {4, 4}, {7, 7}, {8, 8}, {16, 16}, {13, 24}};
+  int run = 0;
+  for (const Shape& shape : shapes) {
+    for (int64_t n : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(9)}) {
+      Problem problem = shaped_problem(dtype, 70, 90, shape.height, shape.width, n, run % 2 ? 0.6 : 0.15);
+      problem.variant = variant;
+      problem.empty_rows = run % 3 == 0;
+      rotate_layouts_and_epilogue(problem, run, BSRMM_ACTIVATION_GELU);
+      ++run;
+      SCOPED_TRACE(problem.describe());
+      EXPECT_EQ(run_and_check(problem).variant, variant);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // f64 on blocks the DMMA tiles take goes to them from N = 4 (entry 79), not only from 8.
 TEST(NarrowHeuristic, F64TensorCoreShapesLeaveTheNarrowKernelsFromN4) {
   BSRMM_REQUIRE_GPU();
@@ -350,6 +393,21 @@ TEST(NarrowHeuristic, SkewedRowsF64AndExactF32MoveThePick) {
   EXPECT_FALSE(narrow::column_lanes_preferred(8, 64, false, 512));
   EXPECT_TRUE(narrow::tiny_block_mma_preferred(8, 256, false));
   EXPECT_FALSE(narrow::tiny_block_mma_preferred(8, 256, true));
+  // Lanes along M: blocks at most 16 high, N <= 4, not skewed, 2048 warps (32 / height block rows
+  // a warp).
+  EXPECT_EQ(narrow::row_lanes_warps(262144, 4), 32768);
+  EXPECT_EQ(narrow::row_lanes_warps(1000, 3), 100);
+  EXPECT_EQ(narrow::row_lanes_warps(33, 16), 17);
+  EXPECT_TRUE(narrow::row_lanes_preferred(4, 1, false, 32768));
+  EXPECT_TRUE(narrow::row_lanes_preferred(16, 4, false, 2048));
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, true, 32768)) << "skewed";
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 8, false, 32768)) << "N past 4";
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, false, 1024)) << "too few warps";
+  EXPECT_FALSE(narrow::row_lanes_preferred(32, 1, false, 32768)) << "taller than 16";
+  EXPECT_EQ(narrow::row_lanes_cols(1), 1);
+  EXPECT_EQ(narrow::row_lanes_cols(2), 2);
+  EXPECT_EQ(narrow::row_lanes_cols(3), 4);
+  EXPECT_EQ(narrow::row_lanes_cols(100), 4);
 }
 
 }  // namespace

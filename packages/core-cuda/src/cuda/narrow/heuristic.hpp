@@ -114,6 +114,28 @@ inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n, bool skewe
   return block_height >= 4 && n >= 16 && !skewed;
 }
 
+// Lanes along M (row_lanes_kernel.cuh): a group of block_height lanes owns a whole block row, so
+// blocks at most 16 high (two block rows a warp or more), and a lane holds 1, 2 or 4 columns of
+// C (wider N in chunks of 4, each reading A again).
+constexpr int32_t kRowLanesMaxRows = 16;
+constexpr int kRowLanesMaxCols = 4;
+
+inline int row_lanes_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : kRowLanesMaxCols; }
+
+inline int64_t row_lanes_warps(int64_t block_rows, int32_t block_height) {
+  const int64_t groups = 32 / block_height;
+  return (block_rows + groups - 1) / groups;
+}
+
+// The untuned pick over lanes along K for tiny blocks at N <= 4 (one pass over A) where the block
+// rows give the GPU enough warps (~16 an SM) and no row is far longer than the rest (a group of
+// lanes walks its block row alone).
+constexpr int64_t kRowLanesMinWarps = 2048;
+
+inline bool row_lanes_preferred(int32_t block_height, int64_t n, bool skewed, int64_t warps) {
+  return block_height <= kRowLanesMaxRows && n <= kRowLanesMaxCols && !skewed && warps >= kRowLanesMinWarps;
+}
+
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or
 // 4 columns of accumulators (wider N in chunks of 4, each reading A again).
 inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }

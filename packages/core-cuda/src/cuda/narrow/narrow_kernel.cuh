@@ -14,6 +14,7 @@
 
 #include "../kernel_parts/element.cuh"
 #include "../kernel_parts/epilogue_math.hpp"
+#include "chunk_step.cuh"
 #include "load_run.cuh"
 #include "narrow_operands.cuh"
 #include "warp_shape.hpp"
@@ -32,33 +33,12 @@ constexpr int kDepth = Cols >= 16 ? 2 : 4;
 template <int Cols>
 constexpr int kMinBlocks = Cols <= 2 ? 4 : 2;
 
-// How a lane reads its B values: whole runs where B's layout and alignment allow it.
-enum class BReads : int32_t {
-  row_runs,     // B[k][n0 .. n0 + Cols) is contiguous and aligned (row-major B)
-  column_runs,  // B[k .. k + Vec)[n] is contiguous and aligned (column-major B, or N = 1)
-  elements,     // neither: one element at a time
-};
-
 template <typename T>
 struct NarrowParams : NarrowOperands<T> {
   WarpShape shape;
   BReads b_reads;
   int32_t column_chunks;  // ceil(n / Cols)
   int32_t split;          // warps sharing one row slice's steps: 1, 2, 4 or 8
-};
-
-// Where a lane is in its block row's positions: the block (counted from the row's first) and the
-// position inside it (0 .. lanes_per_block).
-struct Cursor {
-  int32_t block;
-  int32_t pos;
-};
-
-// One step of a lane: the A chunk it multiplies and where B's matching rows start.
-template <typename T, int Vec>
-struct Step {
-  T a[Vec];
-  int64_t b_row;  // first row of B (k) for this chunk; -1: nothing to do this step
 };
 
 template <typename T, int Vec, int Cols>
@@ -138,39 +118,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
 #pragma unroll
   for (int t = 0; t < Cols; ++t) acc[t] = Acc(0);
   const bool full_chunk = n0 + Cols <= p.n;
-  auto multiply = [&](const Step<T, Vec>& step) {
-    if (step.b_row < 0) return;
-    Acc a[Vec];
-#pragma unroll
-    for (int v = 0; v < Vec; ++v) a[v] = Element<T>::to_acc(step.a[v]);
-    if (p.b_reads == BReads::row_runs && full_chunk) {
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) {
-        T b[Cols];
-        load_run<T, Cols>(p.b + (step.b_row + v) * p.b_row_step + n0, b);
-#pragma unroll
-        for (int t = 0; t < Cols; ++t) acc[t] += a[v] * Element<T>::to_acc(b[t]);
-      }
-    } else if (p.b_reads == BReads::column_runs) {
-#pragma unroll
-      for (int t = 0; t < Cols; ++t) {
-        if (n0 + t >= p.n) continue;
-        T b[Vec];
-        load_run<T, Vec>(p.b + (n0 + t) * p.b_col_step + step.b_row, b);
-#pragma unroll
-        for (int v = 0; v < Vec; ++v) acc[t] += a[v] * Element<T>::to_acc(b[v]);
-      }
-    } else {
-#pragma unroll
-      for (int v = 0; v < Vec; ++v) {
-        const T* b_row = p.b + (step.b_row + v) * p.b_row_step + n0 * p.b_col_step;
-#pragma unroll
-        for (int t = 0; t < Cols; ++t)
-          if (n0 + t < p.n) acc[t] += a[v] * Element<T>::to_acc(__ldg(b_row + t * p.b_col_step));
-      }
-    }
-  };
-
   constexpr int kD = kDepth<Cols>;
   const int32_t start = lane + part_of_unit * s.stride;
   // One cursor walks the batch's steps, then the next batch's (whose columns load now).
@@ -188,7 +135,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
 #pragma unroll
     for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
 #pragma unroll
-    for (int d = 0; d < kD; ++d) multiply(steps[d]);
+    for (int d = 0; d < kD; ++d) multiply_step<T, Vec, Cols>(p, p.b_reads, n0, full_chunk, steps[d], acc);
   }
 
   // Epilogue: the lanes (and a split slice's warps) of one row hold disjoint parts of its sum;

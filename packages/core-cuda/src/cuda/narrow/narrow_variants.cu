@@ -1,7 +1,8 @@
-// The narrow family's variants, four per dtype: `narrow_<dtype>_simt_warprows` (lanes along K,
+// The narrow family's variants, five per dtype: `narrow_<dtype>_simt_warprows` (lanes along K,
 // one warp per row slice), `_splitrows` (the same, a long slice's steps shared by up to 8 warps
 // of a CTA), both for every block shape, layout and leading dimension, `_nlanes` (lanes
-// along N, blocks at most 8 high) and `_packed` (a block row's packed values streamed in
+// along N, blocks at most 8 high), `_mlanes` (lanes along M: a lane a row of C, blocks at most
+// 16 high) and `_packed` (a block row's packed values streamed in
 // 16-byte chunks, tiny blocks at N <= 4); f64 accumulates in f64. The load width and the rows a
 // warp owns follow the block shape (warp_shape.hpp); the columns a warp computes follow N.
 #include "../kernel_parts/simt_operands.cuh"
@@ -11,6 +12,7 @@
 #include "column_lanes_kernel.cuh"
 #include "narrow_kernel.cuh"
 #include "packed_rows_kernel.cuh"
+#include "row_lanes_kernel.cuh"
 
 #include <algorithm>
 #include <climits>
@@ -209,6 +211,81 @@ Variant column_lanes_variant(const char* name) {
   return Variant{name, &column_lanes_supports<T>, &column_lanes_launch<T>, &column_lanes_preference};
 }
 
+// ---- lanes along M (row_lanes_kernel.cuh): blocks at most 16 high ----
+
+template <typename T>
+bool row_lanes_supports(const MatmulArgs& args, const DeviceTraits& device) {
+  return narrow_supports<T>(args, device) && args.a.block_height <= kRowLanesMaxRows;
+}
+
+// The widest load (up to 16 bytes) that divides a block's row and fits A's alignment: a lane's
+// chunks then start at multiples of it.
+template <typename T>
+int row_lanes_vec(const BsrView& a) {
+  for (int vec = 16 / int(sizeof(T)); vec > 1; vec /= 2)
+    if (a.block_width % vec == 0 && aligned_to(a.values, std::size_t(vec) * sizeof(T))) return vec;
+  return 1;
+}
+
+template <typename T, int Vec, int Cols>
+void row_lanes_launch_with(const RowLanesParams<T>& p, int64_t ctas, cudaStream_t stream) {
+  row_lanes_kernel<T, Vec, Cols><<<unsigned(ctas), kRowLanesThreads, 0, stream>>>(p);
+  check_launch("row_lanes_kernel");
+}
+
+template <typename T, int Vec>
+void row_lanes_cols_launch(const RowLanesParams<T>& p, int cols, int64_t ctas, cudaStream_t stream) {
+  switch (cols) {
+    case 1: return row_lanes_launch_with<T, Vec, 1>(p, ctas, stream);
+    case 2: return row_lanes_launch_with<T, Vec, 2>(p, ctas, stream);
+    default: return row_lanes_launch_with<T, Vec, kRowLanesMaxCols>(p, ctas, stream);
+  }
+}
+
+template <typename T>
+void row_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
+  if (args.c.rows == 0 || args.c.cols == 0 || args.a.block_row_count == 0) return;
+  const BsrView& a = args.a;
+  RowLanesParams<T> p{};
+  fill_operands<T>(p, args);
+  const int vec = row_lanes_vec<T>(a);
+  const int cols = row_lanes_cols(args.c.cols);
+  p.b_reads = b_reads_for<T>(args.b, vec, cols);
+  p.groups = 32 / a.block_height;
+  p.chunks_per_row = a.block_width / vec;
+  p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
+  const int64_t warps = row_lanes_warps(a.block_row_count, a.block_height);
+  const int64_t ctas = (warps + kRowLanesWarps - 1) / kRowLanesWarps * p.column_chunks;
+  if (ctas > INT32_MAX)
+    detail::fail(BSRMM_STATUS_UNSUPPORTED, "narrow CUDA kernel (lanes along M): ", ctas,
+                 " CTAs exceed the 2^31-1 grid limit");
+  const auto stream = static_cast<cudaStream_t>(args.stream);
+  switch (vec) {
+    case 1: return row_lanes_cols_launch<T, 1>(p, cols, ctas, stream);
+    case 2: return row_lanes_cols_launch<T, 2>(p, cols, ctas, stream);
+    case 4:
+      if constexpr (sizeof(T) <= 4) return row_lanes_cols_launch<T, 4>(p, cols, ctas, stream);
+      break;
+    case 8:
+      if constexpr (sizeof(T) <= 2) return row_lanes_cols_launch<T, 8>(p, cols, ctas, stream);
+      break;
+    default:
+      break;
+  }
+  detail::fail(BSRMM_STATUS_INTERNAL, "narrow CUDA kernel (lanes along M): no load width for ", vec, " elements");
+}
+
+int row_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
+  const Facts facts = facts_of(args);
+  const int64_t warps = row_lanes_warps(args.a.block_row_count, facts.block_height);
+  return row_lanes_preferred(facts.block_height, facts.n, facts.skewed, warps) ? 102 : 2;
+}
+
+template <typename T>
+Variant row_lanes_variant(const char* name) {
+  return Variant{name, &row_lanes_supports<T>, &row_lanes_launch<T>, &row_lanes_preference};
+}
+
 // ---- packed rows (packed_rows_kernel.cuh): tiny blocks at N <= 4 (wider N in 4-column chunks) ----
 
 template <typename T>
@@ -312,6 +389,7 @@ std::vector<Variant> narrow_variants() {
   using narrow::column_lanes_variant;
   using narrow::narrow_variant;
   using narrow::packed_variant;
+  using narrow::row_lanes_variant;
   return {
       narrow_variant<float>("narrow_f32_simt_warprows", false),
       narrow_variant<__half>("narrow_f16_simt_warprows", false),
@@ -325,6 +403,10 @@ std::vector<Variant> narrow_variants() {
       column_lanes_variant<__half>("narrow_f16_simt_nlanes"),
       column_lanes_variant<__nv_bfloat16>("narrow_bf16_simt_nlanes"),
       column_lanes_variant<double>("narrow_f64_simt_nlanes"),
+      row_lanes_variant<float>("narrow_f32_simt_mlanes"),
+      row_lanes_variant<__half>("narrow_f16_simt_mlanes"),
+      row_lanes_variant<__nv_bfloat16>("narrow_bf16_simt_mlanes"),
+      row_lanes_variant<double>("narrow_f64_simt_mlanes"),
       packed_variant<float>("narrow_f32_simt_packed"),
       packed_variant<__half>("narrow_f16_simt_packed"),
       packed_variant<__nv_bfloat16>("narrow_bf16_simt_packed"),
