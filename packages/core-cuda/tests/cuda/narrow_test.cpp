@@ -398,12 +398,29 @@ TEST(NarrowHeuristic, SkewedRowsF64AndExactF32MoveThePick) {
   EXPECT_EQ(narrow::row_lanes_warps(262144, 4), 32768);
   EXPECT_EQ(narrow::row_lanes_warps(1000, 3), 100);
   EXPECT_EQ(narrow::row_lanes_warps(33, 16), 17);
-  EXPECT_TRUE(narrow::row_lanes_preferred(4, 1, false, 32768));
-  EXPECT_TRUE(narrow::row_lanes_preferred(16, 4, false, 2048));
-  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, true, 32768)) << "skewed";
-  EXPECT_FALSE(narrow::row_lanes_preferred(4, 8, false, 32768)) << "N past 4";
-  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, false, 1024)) << "too few warps";
-  EXPECT_FALSE(narrow::row_lanes_preferred(32, 1, false, 32768)) << "taller than 16";
+  // A 27-point stencil's rows: lanes along K give a 4x4 f32 block row ~3.4 steps of a warp
+  // (8 blocks a step), an 8x8 f64 one 27 steps of 32 busy lanes.
+  const auto fill = [](int32_t side, int32_t bytes) {
+    return narrow::lanes_along_k_fill(narrow::choose_warp_shape(side, side, bytes, 256), 27.0);
+  };
+  EXPECT_NEAR(fill(4, 4).steps, 27.0 / 8, 1e-9);
+  EXPECT_NEAR(fill(8, 8).steps, 27.0, 1e-9);
+  EXPECT_NEAR(fill(8, 8).busy, 1.0, 1e-9);
+  EXPECT_NEAR(fill(6, 8).busy, 18.0 / 32, 1e-9) << "6x6 f64: 3 lanes a row x 6 rows";
+  EXPECT_TRUE(narrow::row_lanes_preferred(4, 1, false, 32768, fill(4, 4)));
+  EXPECT_TRUE(narrow::row_lanes_preferred(16, 4, false, 2048, fill(16, 4)));
+  EXPECT_TRUE(narrow::row_lanes_preferred(6, 1, false, 32768, fill(6, 8))) << "lanes along K half idle";
+  EXPECT_FALSE(narrow::row_lanes_preferred(8, 1, false, 32768, fill(8, 8))) << "lanes along K fill 27 steps";
+  EXPECT_FALSE(narrow::row_lanes_preferred(16, 2, false, 32768, fill(16, 4)));
+  EXPECT_TRUE(narrow::row_lanes_preferred(8, 4, false, 32768, fill(8, 8))) << "at N = 4 lanes along M still win";
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, true, 32768, fill(4, 4))) << "skewed";
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 8, false, 32768, fill(4, 4))) << "N past 4";
+  EXPECT_FALSE(narrow::row_lanes_preferred(4, 1, false, 1024, fill(4, 4))) << "too few warps";
+  EXPECT_FALSE(narrow::row_lanes_preferred(32, 1, false, 32768, fill(4, 4))) << "taller than 16";
+  // f64 16x16 at N = 4: lanes along M, not the DMMA tile (entry 82).
+  EXPECT_TRUE(narrow::preferred(Facts{16, 16, 4, 8, false, false}));
+  EXPECT_FALSE(narrow::preferred(Facts{16, 16, 8, 8, false, false}));
+  EXPECT_FALSE(narrow::preferred(Facts{16, 32, 4, 8, false, false}));
   EXPECT_EQ(narrow::row_lanes_cols(1), 1);
   EXPECT_EQ(narrow::row_lanes_cols(2), 2);
   EXPECT_EQ(narrow::row_lanes_cols(3), 4);

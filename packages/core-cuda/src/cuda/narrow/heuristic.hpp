@@ -4,6 +4,7 @@
 
 #include "../../backend/operands.hpp"
 #include "../../common/dtype.hpp"
+#include "warp_shape.hpp"
 
 #include <cstdint>
 
@@ -47,19 +48,30 @@ inline Facts facts_of(const backend::MatmulArgs& args) {
                skewed_rows(a.max_row_blocks, a.nnzb, a.block_row_count)};
 }
 
+// Lanes along M (row_lanes_kernel.cuh): a group of block_height lanes owns a whole block row, so
+// blocks at most 16 high (two block rows a warp or more), and a lane holds 1, 2 or 4 columns of
+// C (wider N in chunks of 4, each reading A again).
+constexpr int32_t kRowLanesMaxRows = 16;
+constexpr int kRowLanesMaxCols = 4;
+
 // Below 8 columns no tensor-core family runs (their mma is 8 wide at least) and the narrow
 // kernel reads A once at memory speed; from 8 columns the sm90 row tiles' wgmma outruns its FMA
 // (8192^2, block 64, N = 8: 16 vs 48 us; docs/perf-log.md entry 39). f64 from 4 columns: the
 // DMMA tiles' m8n8k4 is half used there and still ran 1.2-1.7x faster on blocks 32 wide or more
 // (32768^2, d 1/64, N = 4: 0.093 vs 0.16 ms; 16x16 0.136 vs 0.130; entry 79). Exact f32 on
 // skewed rows up to 32 columns: the 3xTF32 tiles give the longest block row one CTA and ran
-// 2.3-9.6x slower than the split slices here (entry 79). Blocks that no tensor-core family takes
+// 2.3-9.6x slower than the split slices here (entry 79). f64 16x16 at N = 4: lanes along M ran
+// a 27-point stencil 1.35x faster than the DMMA tile (0.536 against 0.723 ms, entry 82).
+// Blocks that no tensor-core family takes
 // (a side not a multiple of 16) go to the narrow kernel at every N: the generic kernel's 64 x 64
 // tile is what a 4 x 4 block fills 1/16 of.
 inline bool preferred(const Facts& s) {
   const bool tensor_core_shape = s.block_height % 16 == 0 && s.block_width % 16 == 0;
   if (!tensor_core_shape) return true;
   if (s.n < (s.element_bytes == 8 ? 4 : 8)) return true;
+  if (s.element_bytes == 8 && s.n <= kRowLanesMaxCols && s.block_height <= kRowLanesMaxRows &&
+      s.block_width <= kRowLanesMaxRows)
+    return true;
   return s.exact_f32 && s.skewed && s.n <= 2 * kMaxCols;
 }
 
@@ -114,12 +126,6 @@ inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n, bool skewe
   return block_height >= 4 && n >= 16 && !skewed;
 }
 
-// Lanes along M (row_lanes_kernel.cuh): a group of block_height lanes owns a whole block row, so
-// blocks at most 16 high (two block rows a warp or more), and a lane holds 1, 2 or 4 columns of
-// C (wider N in chunks of 4, each reading A again).
-constexpr int32_t kRowLanesMaxRows = 16;
-constexpr int kRowLanesMaxCols = 4;
-
 inline int row_lanes_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : kRowLanesMaxCols; }
 
 inline int64_t row_lanes_warps(int64_t block_rows, int32_t block_height) {
@@ -127,13 +133,30 @@ inline int64_t row_lanes_warps(int64_t block_rows, int32_t block_height) {
   return (block_rows + groups - 1) / groups;
 }
 
+// How well lanes along K (narrow_kernel.cuh) fill a warp on rows of `mean_row_blocks` blocks:
+// the steps a warp runs per block row slice, and the share of its lanes that load.
+struct LanesAlongKFill {
+  double steps;
+  double busy;
+};
+
+inline LanesAlongKFill lanes_along_k_fill(const WarpShape& shape, double mean_row_blocks) {
+  return {mean_row_blocks * double(shape.lanes_per_block) / double(shape.stride), double(shape.stride) / 32.0};
+}
+
 // The untuned pick over lanes along K for tiny blocks at N <= 4 (one pass over A) where the block
 // rows give the GPU enough warps (~16 an SM) and no row is far longer than the rest (a group of
-// lanes walks its block row alone).
+// lanes walks its block row alone). Measured on 27-point stencils and bands, 2^18 block rows
+// (docs/perf-log.md entry 82): 0.03-0.9x the lanes-along-K time, except at N <= 2 where lanes
+// along K run 16+ steps a warp with 3/4 of the lanes busy or more (f64 8x8-16x16, f32 / bf16
+// 16x16: their fixed cost per block row is paid once per 27 steps; lanes along M 1.01-1.26x).
 constexpr int64_t kRowLanesMinWarps = 2048;
 
-inline bool row_lanes_preferred(int32_t block_height, int64_t n, bool skewed, int64_t warps) {
-  return block_height <= kRowLanesMaxRows && n <= kRowLanesMaxCols && !skewed && warps >= kRowLanesMinWarps;
+inline bool row_lanes_preferred(int32_t block_height, int64_t n, bool skewed, int64_t warps,
+                                LanesAlongKFill along_k) {
+  if (block_height > kRowLanesMaxRows || n > kRowLanesMaxCols || skewed || warps < kRowLanesMinWarps)
+    return false;
+  return !(n <= 2 && along_k.steps >= 16.0 && along_k.busy >= 0.75);
 }
 
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or

@@ -277,8 +277,13 @@ void row_lanes_launch(const MatmulArgs& args, const DeviceTraits&) {
 
 int row_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
   const Facts facts = facts_of(args);
-  const int64_t warps = row_lanes_warps(args.a.block_row_count, facts.block_height);
-  return row_lanes_preferred(facts.block_height, facts.n, facts.skewed, warps) ? 102 : 2;
+  const BsrView& a = args.a;
+  const int64_t warps = row_lanes_warps(a.block_row_count, facts.block_height);
+  const WarpShape along_k = choose_warp_shape(a.block_height, a.block_width, facts.element_bytes,
+                                              reinterpret_cast<std::uintptr_t>(a.values));
+  const double mean_row_blocks = double(a.nnzb) / double(std::max<int64_t>(a.block_row_count, 1));
+  const LanesAlongKFill fill = lanes_along_k_fill(along_k, mean_row_blocks);
+  return row_lanes_preferred(facts.block_height, facts.n, facts.skewed, warps, fill) ? 102 : 2;
 }
 
 template <typename T>
