@@ -24,13 +24,6 @@ constexpr std::size_t scratch_alignment = 256;
 
 bool on_host(const matrix::BsrMatrix& a) { return a.device().type == BSRMM_DEVICE_CPU; }
 
-// The blocks of the longest block row (row_order has the longest first).
-int64_t longest_row_blocks(const std::vector<int32_t>& row_ptr, const std::vector<int32_t>& row_order) {
-  if (row_order.empty()) return 0;
-  const size_t longest = static_cast<size_t>(row_order.front());
-  return row_ptr[longest + 1] - row_ptr[longest];
-}
-
 // op(A) as the backends see it: its arrays where they live (host memory, or the device mirrors
 // of a CUDA matrix) and the plan's aids for that device.
 backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
@@ -56,7 +49,7 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
     view.used_columns = schedule.used_columns.data();
     view.used_column_count = static_cast<int64_t>(schedule.used_columns.size());
     view.packed_col_idx = schedule.packed_col_idx.data();
-    view.max_row_blocks = longest_row_blocks(a.row_ptr(), schedule.row_order);
+    view.max_row_blocks = a.max_row_blocks();
     // The f32 copy serves the fast variants (for fp8: dequantised, which cpu_blocked_simd
     // multiplies); f64 has none.
     if (a.dtype() != BSRMM_DTYPE_F64 && shape.nnzb > 0) view.values_f32 = a.plan().values_f32(a);
@@ -65,7 +58,7 @@ backend::BsrView bsr_view(const matrix::BsrMatrix& a, void* stream) {
     view.row_ptr = a.device_row_ptr().as<const int32_t>();
     view.col_idx = a.device_col_idx().as<const int32_t>();
     view.row_order = schedule.device_row_order.as<const int32_t>();
-    view.max_row_blocks = longest_row_blocks(a.row_ptr(), schedule.row_order);
+    view.max_row_blocks = a.max_row_blocks();
   }
   return view;
 }

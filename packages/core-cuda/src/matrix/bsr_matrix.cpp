@@ -6,6 +6,7 @@
 #include "bsr_validation.hpp"
 #include "plan.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -58,8 +59,21 @@ void check_aligned(const void* ptr, std::size_t alignment, const char* what) {
 
 }  // namespace
 
+namespace {
+
+int64_t longest_row(const std::vector<int32_t>& row_ptr) {
+  int64_t longest = 0;
+  for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r) longest = std::max<int64_t>(longest, row_ptr[r + 1] - row_ptr[r]);
+  return longest;
+}
+
+}  // namespace
+
 SharedStructure::SharedStructure(BsrStructure s, bsrmm_device d)
-    : structure(std::move(s)), device(d), plan(std::make_unique<StructurePlan>(structure, device)) {}
+    : structure(std::move(s)),
+      max_row_blocks(longest_row(structure.row_ptr)),
+      device(d),
+      plan(std::make_unique<StructurePlan>(structure, device)) {}
 
 SharedStructure::~SharedStructure() = default;
 

@@ -28,6 +28,7 @@ struct SharedStructure {
   SharedStructure(BsrStructure s, bsrmm_device d);
   ~SharedStructure();
   const BsrStructure structure;
+  const int64_t max_row_blocks;  // blocks of the longest block row: read by every tuned call
   const bsrmm_device device;
   detail::Buffer device_row_ptr;  // CUDA only
   detail::Buffer device_col_idx;  // CUDA only
@@ -66,6 +67,9 @@ class BsrMatrix {
   const std::vector<int32_t>& row_ptr() const { return shared_->structure.row_ptr; }
   const std::vector<int32_t>& col_idx() const { return shared_->structure.col_idx; }
   const BsrStructure& structure() const { return shared_->structure; }
+  // Blocks of the longest block row, counted once per structure (a scan per call cost ~0.2 ms of
+  // host time at 2^18 block rows, more than the multiply at N = 1; docs/perf-log.md entry 82).
+  int64_t max_row_blocks() const { return shared_->max_row_blocks; }
   bsrmm_dtype dtype() const { return dtype_; }
   bsrmm_device device() const { return values_.device(); }
   std::size_t value_bytes() const;

@@ -64,9 +64,7 @@ ProblemShape describe_problem(const std::string& arch, const matrix::BsrMatrix& 
   problem.block_rows = shape.block_row_count;
   problem.block_cols = shape.block_col_count;
   problem.nnzb = shape.nnzb;
-  const std::vector<int32_t>& row_ptr = op_a.row_ptr();
-  for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
-    problem.max_row_blocks = std::max<int64_t>(problem.max_row_blocks, row_ptr[r + 1] - row_ptr[r]);
+  problem.max_row_blocks = op_a.max_row_blocks();
   problem.beta = options.beta != 0.0;
   problem.bias = options.bias != nullptr;
   problem.activation = options.activation;
