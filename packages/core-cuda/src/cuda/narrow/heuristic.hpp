@@ -61,10 +61,9 @@ constexpr int kRowLanesMaxCols = 4;
 // (32768^2, d 1/64, N = 4: 0.093 vs 0.16 ms; 16x16 0.136 vs 0.130; entry 79). Exact f32 on
 // skewed rows up to 32 columns: the 3xTF32 tiles give the longest block row one CTA and ran
 // 2.3-9.6x slower than the split slices here (entry 79). f64 16x16 at N = 4: lanes along M ran
-// a 27-point stencil 1.35x faster than the DMMA tile (0.536 against 0.723 ms, entry 82).
-// Blocks that no tensor-core family takes
-// (a side not a multiple of 16) go to the narrow kernel at every N: the generic kernel's 64 x 64
-// tile is what a 4 x 4 block fills 1/16 of.
+// a 27-point stencil 1.35x faster than the DMMA tile (0.536 against 0.723 ms, entry 82). Blocks
+// that no tensor-core family takes (a side not a multiple of 16) go to the narrow kernel at every
+// N: the generic kernel's 64 x 64 tile is what a 4 x 4 block fills 1/16 of.
 inline bool preferred(const Facts& s) {
   const bool tensor_core_shape = s.block_height % 16 == 0 && s.block_width % 16 == 0;
   if (!tensor_core_shape) return true;
@@ -126,6 +125,8 @@ inline bool tiny_block_mma_preferred(int32_t block_height, int64_t n, bool skewe
   return block_height >= 4 && n >= 16 && !skewed;
 }
 
+// Columns of accumulators a lane holds in the kernels made for N <= 4 (lanes along M, packed
+// rows): 1, 2 or 4; wider N in chunks of 4.
 inline int row_lanes_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : kRowLanesMaxCols; }
 
 inline int64_t row_lanes_warps(int64_t block_rows, int32_t block_height) {
@@ -161,7 +162,7 @@ inline bool row_lanes_preferred(int32_t block_height, int64_t n, bool skewed, in
 
 // The packed-rows kernel (packed_rows_kernel.cuh) computes all of N <= 4 in one pass: 1, 2 or
 // 4 columns of accumulators (wider N in chunks of 4, each reading A again).
-inline int packed_cols(int64_t n) { return n <= 1 ? 1 : n <= 2 ? 2 : 4; }
+inline int packed_cols(int64_t n) { return row_lanes_cols(n); }
 
 // Measured on the H100 (docs/perf-log.md entry 49, outcome): the packed kernel loses to the
 // lanes-along-K kernel on every case swept (4x4 f64 27-point N = 1: 0.79 vs 0.44 ms; 8x8 f64
