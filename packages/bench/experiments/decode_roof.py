@@ -53,7 +53,16 @@ pattern = patterns.generate({"kind": "uniform", "density": 0.125}, 128, 128, 1)
 rng = np.random.default_rng(1)
 values = torch.from_numpy(rng.uniform(-1, 1, (pattern.nnzb, 64, 64))).half()
 A = [bsrmm.BsrMatrix.from_arrays(pattern.indptr.astype(np.int32), pattern.indices.astype(np.int32), values, (8192, 8192), device="cuda") for _ in range(copies)]
+rows = torch.from_numpy(pattern.row_ids()).cuda()
+cols = torch.from_numpy(pattern.indices.astype(np.int64)).cuda()
 for n in (1, 2, 4):
-    b = torch.randn(8192, n, device="cuda", dtype=torch.float16); c = torch.empty(8192, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(8192, n, device="cuda", dtype=torch.float16)
+    c = torch.full((8192, n), float("nan"), device="cuda", dtype=torch.float16)
     ctx = bsrmm.Context("cuda", variant="narrow_f16_simt_warprows", tuning="off")
+    # float64 reference first (C poisoned with NaN): the blocks' products summed per block row
+    bsrmm.matmul(A[0], b, out=c, context=ctx)
+    products = torch.bmm(values.double().cuda(), b.double().view(128, 64, n)[cols])
+    ref = torch.zeros(128, 64, n, dtype=torch.float64, device="cuda").index_add_(0, rows, products).view(8192, n)
+    error = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    assert torch.isfinite(c).all() and error < 4e-3, f"N = {n}: relative error {error}"
     print(f"bsrmm decode N={n} warprows:", kus([lambda a=a: bsrmm.matmul(a, b, out=c, context=ctx) for a in A]))
