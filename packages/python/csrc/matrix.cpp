@@ -113,6 +113,7 @@ void bind_matrix(py::module_& m) {
           release_gil())
       .def("to_dense", &Matrix::to_dense, py::arg("ctx"), py::arg("out"), release_gil())
       .def("copy_to", &Matrix::copy_to, py::arg("ctx"), release_gil())
+      .def("transpose", &Matrix::transpose, py::arg("ctx"), release_gil())
       // The Python layer has checked that `values` holds nnzb * bh * bw elements of this dtype.
       // `flags` is 0 (the core copies the values) or CREATE_BORROW_VALUES (it reads them in
       // place; BsrMatrix.with_values(borrow=True) keeps the array alive beside the matrix).

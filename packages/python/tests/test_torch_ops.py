@@ -256,3 +256,41 @@ def test_a_step_takes_one_core_call_and_the_general_path_agrees(gen, device, tra
     weight = _dense_weight(values.double(), mask, (8, 16))
     want = _dense_activation(x.double() @ (weight if transpose else weight.T) + bias.double(), "gelu")
     torch.testing.assert_close(fast.double(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_the_transposed_step_takes_w_transposed_from_the_core(gen, device, dtype):
+    """dX = dY W reads W^T's blocks, which the core writes per step (W^T's BSR order, each block
+    transposed) into poisoned memory: exactly W's dense form transposed and re-blocked. Blocks of
+    3 x 5, so a transpose that forgot to swap the block sides shows."""
+    key, mask, _ = _pattern(11, (4, 6), (3, 5), device=device)
+    values = _random(gen, (int(mask.sum()), 3, 5), dtype, device).detach()
+    prepared = bt._patterns.lookup(key).prepare(values.device, values.dtype)
+    out = torch.full((values.shape[0], 5, 3), float("nan"), dtype=dtype, device=device)
+    context = bt._ops._context_for(prepared.matrix, None)
+    with context._session(context._stream_for(values, out)) as handle:
+        assert bt._ops._core.transpose_step_values(handle, prepared.matrix._handle, values, out)
+        # Anything but compact (nnzb, bw, bh) tensors of W's dtype is declined, not misread.
+        assert not bt._ops._core.transpose_step_values(handle, prepared.matrix._handle, values, out.transpose(1, 2))
+        assert not bt._ops._core.transpose_step_values(handle, prepared.matrix._handle, values.float(), out)
+    weight_t = _dense_weight(values.double(), mask, (3, 5)).T.contiguous()
+    want = weight_t.to_sparse_bsr((5, 3)).values()
+    assert torch.equal(out.double(), want)
+
+    calls = []
+    core = bt._ops._core.transpose_step_values
+
+    def counted(*args):
+        calls.append(args)
+        return core(*args)
+
+    bt._ops._core.transpose_step_values = counted
+    try:
+        x = _random(gen, (7, 4 * 3), dtype, device).detach()
+        y = bt.bsr_mm(values, key, x, None, "none", True)
+    finally:
+        bt._ops._core.transpose_step_values = core
+    assert len(calls) == 1
+    torch.testing.assert_close(y.double(), x.double() @ weight_t.T, rtol=2e-2, atol=2e-2)
+    bt.release_pattern(key)

@@ -293,6 +293,20 @@ BSRMM_API bsrmm_status bsrmm_matrix_copy_to(bsrmm_context_t ctx, bsrmm_matrix_t 
 BSRMM_API bsrmm_status bsrmm_matrix_with_values(bsrmm_context_t ctx, bsrmm_matrix_t like,
                                                 const void* values, bsrmm_device values_device,
                                                 uint32_t flags, bsrmm_matrix_t* out);
+/* A^T as a matrix of its own on the context's device (A's device): block (r, c) of A becomes
+ * block (c, r), transposed; fp8 scales follow their blocks (per block or per tensor). Built on
+ * the host's copy of the structure; the values are moved on A's device. */
+BSRMM_API bsrmm_status bsrmm_matrix_transpose(bsrmm_context_t ctx, bsrmm_matrix_t a,
+                                              bsrmm_matrix_t* out);
+/* A^T's values, as bsrmm_matrix_transpose would store them (its blocks in its BSR order, each
+ * transposed), written into `out`: nnzb * block_height * block_width elements of A's dtype on A's
+ * device, not overlapping A's values. With bsrmm_matrix_with_values on a matrix from
+ * bsrmm_matrix_transpose, a training step's W^T from its new W without building A^T again: the
+ * transposition of the structure is planned once for every matrix sharing it, so after the
+ * first call this only enqueues a copy on the context's stream (no allocation, no wait: a CUDA
+ * graph can hold it). UNSUPPORTED for fp8 (new values need new scales, as in with_values). */
+BSRMM_API bsrmm_status bsrmm_matrix_transpose_values(bsrmm_context_t ctx, bsrmm_matrix_t a,
+                                                     void* out);
 
 /* ---- multiply ---- */
 BSRMM_API bsrmm_matmul_options bsrmm_matmul_options_default(void);

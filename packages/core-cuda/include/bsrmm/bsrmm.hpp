@@ -130,6 +130,16 @@ class Matrix {
     check(bsrmm_matrix_with_values(ctx.get(), handle_, values, values_device, flags, &m.handle_));
     return m;
   }
+  // A^T as a matrix of its own (see bsrmm_matrix_transpose).
+  Matrix transpose(Context& ctx) const {
+    Matrix m;
+    check(bsrmm_matrix_transpose(ctx.get(), handle_, &m.handle_));
+    return m;
+  }
+  // A^T's values written into `out` on this matrix's device (see bsrmm_matrix_transpose_values).
+  void transpose_values(Context& ctx, void* out) const {
+    check(bsrmm_matrix_transpose_values(ctx.get(), handle_, out));
+  }
 
  private:
   Matrix() = default;

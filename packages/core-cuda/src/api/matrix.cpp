@@ -1,11 +1,15 @@
 // Matrix entry points: construction (validated), conversion, export and copies.
 #include "../common/dtype.hpp"
+#include "../device/device_runtime.hpp"
 #include "../matrix/dense_conversion.hpp"
+#include "../matrix/plan.hpp"
+#include "../matrix/transpose.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
 #include <bsrmm/bsrmm.h>
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -34,6 +38,15 @@ void create_into(bsrmm_context_t ctx, const bsrmm_bsr_desc* desc, bool scaled,
   const bsrmm_scales* given = scaled ? &require(scales, "scales") : nullptr;
   result = wrap(BsrMatrix::create(description, flags, context.device,
                                   bsrmm::api::stream_of(context), given));
+}
+
+// The context's device must be the matrix's: the new values go where the matrix is.
+void require_on_context(const BsrMatrix& m, const bsrmm_context_s& context) {
+  if (!bsrmm::detail::same_device(m.device(), context.device)) {
+    bsrmm::detail::invalid_argument("a is on ", bsrmm::detail::describe(m.device()),
+                                    " but the context is on ", bsrmm::detail::describe(context.device),
+                                    "; copy it there first (bsrmm_matrix_copy_to)");
+  }
 }
 
 }  // namespace
@@ -145,6 +158,53 @@ bsrmm_status bsrmm_matrix_with_values(bsrmm_context_t ctx, bsrmm_matrix_t like,
     const BsrMatrix& m = *require(like, "like").matrix;
     result = wrap(m.with_values(values, values_device, flags, context.device,
                                 bsrmm::api::stream_of(context)));
+  });
+}
+
+bsrmm_status bsrmm_matrix_transpose(bsrmm_context_t ctx, bsrmm_matrix_t a, bsrmm_matrix_t* out) {
+  return guarded(__func__, [&] {
+    bsrmm_matrix_t& result = require(out, "out");
+    result = nullptr;
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const BsrMatrix& m = *require(a, "a").matrix;
+    require_on_context(m, context);
+    void* stream = bsrmm::api::stream_of(context);
+    result = wrap(bsrmm::matrix::build_transposed(m, m.plan().transposed_structure(stream), stream));
+  });
+}
+
+bsrmm_status bsrmm_matrix_transpose_values(bsrmm_context_t ctx, bsrmm_matrix_t a, void* out) {
+  return guarded(__func__, [&] {
+    bsrmm_context_s& context = require(ctx, "ctx");
+    const BsrMatrix& m = *require(a, "a").matrix;
+    require_on_context(m, context);
+    if (bsrmm::detail::is_fp8(m.dtype())) {
+      bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED, "a is ", bsrmm::detail::name(m.dtype()),
+                          ": fp8 values without their scales are not the matrix (use "
+                          "bsrmm_matrix_transpose, which moves both)");
+    }
+    const std::size_t bytes = m.value_bytes();
+    if (bytes == 0) return;
+    if (out == nullptr) bsrmm::detail::invalid_argument("out is NULL but a has ", m.shape().nnzb, " blocks");
+    const std::size_t element = bsrmm::detail::element_size(m.dtype());
+    if (reinterpret_cast<std::uintptr_t>(out) % element != 0)
+      bsrmm::detail::invalid_argument("out is not aligned to ", element, " bytes (its element size)");
+    bsrmm::detail::check_pointer_on(out, m.device(), "out");
+    const auto* first = static_cast<const unsigned char*>(out);
+    const auto* values = static_cast<const unsigned char*>(m.values().data());
+    if (first < values + bytes && values < first + bytes)
+      bsrmm::detail::invalid_argument("out overlaps a's values: A^T's blocks are read from them while out is written");
+    void* stream = bsrmm::api::stream_of(context);
+    // The structure's transposition is planned on first use (host work, an upload and a wait),
+    // which a CUDA graph capture cannot hold.
+    if (bsrmm::detail::stream_capturing(m.device(), stream) && !m.plan().has_transposed_structure()) {
+      bsrmm::detail::fail(BSRMM_STATUS_UNSUPPORTED,
+                          "the context's CUDA stream is being captured into a CUDA graph, but a's "
+                          "structure was never transposed: the first bsrmm_matrix_transpose_values "
+                          "(or bsrmm_matrix_transpose) of a structure plans it (device memory and a "
+                          "wait on the stream). Call it once before capturing");
+    }
+    bsrmm::matrix::write_transposed_values(m, m.plan().transposed_structure(stream), out, stream);
   });
 }
 

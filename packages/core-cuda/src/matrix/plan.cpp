@@ -7,6 +7,7 @@
 #include "../common/float8.hpp"
 #include "../common/half.hpp"
 #include "bsr_matrix.hpp"
+#include "transpose.hpp"
 #include "work_lists.hpp"
 
 #include <algorithm>
@@ -55,104 +56,6 @@ Schedule build_schedule(const BsrStructure& structure) {
   return schedule;
 }
 
-struct TransposedStructure {
-  BsrStructure structure;
-  std::vector<int32_t> source_block;  // block t of A^T is the transpose of A's block source_block[t]
-};
-
-// A counting sort of A's blocks by block column: visiting A's rows in order leaves every row of
-// A^T sorted by its column (A's block row), as the structure requires.
-TransposedStructure transpose_structure(const BsrStructure& a) {
-  TransposedStructure t;
-  t.structure.shape = a.shape.transposed();
-  const int64_t rows_t = t.structure.shape.block_row_count;
-  std::vector<int32_t>& row_ptr = t.structure.row_ptr;
-  row_ptr.assign(static_cast<size_t>(rows_t) + 1, 0);
-  for (int32_t column : a.col_idx) ++row_ptr[static_cast<size_t>(column) + 1];
-  for (int64_t r = 0; r < rows_t; ++r) row_ptr[static_cast<size_t>(r) + 1] += row_ptr[static_cast<size_t>(r)];
-
-  std::vector<int32_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
-  t.structure.col_idx.resize(a.col_idx.size());
-  t.source_block.resize(a.col_idx.size());
-  for (int64_t r = 0; r < a.shape.block_row_count; ++r) {
-    for (int32_t p = a.row_ptr[static_cast<size_t>(r)]; p < a.row_ptr[static_cast<size_t>(r) + 1]; ++p) {
-      const int32_t slot = cursor[static_cast<size_t>(a.col_idx[static_cast<size_t>(p)])]++;
-      t.structure.col_idx[static_cast<size_t>(slot)] = static_cast<int32_t>(r);
-      t.source_block[static_cast<size_t>(slot)] = p;
-    }
-  }
-  return t;
-}
-
-template <typename Element>
-void transpose_blocks_host(const Element* src, Element* dst, const std::vector<int32_t>& source_block,
-                           int32_t height, int32_t width) {
-  const size_t block = static_cast<size_t>(height) * static_cast<size_t>(width);
-  for (size_t t = 0; t < source_block.size(); ++t) {
-    const Element* from = src + static_cast<size_t>(source_block[t]) * block;
-    Element* to = dst + t * block;
-    for (int32_t i = 0; i < height; ++i) {
-      for (int32_t j = 0; j < width; ++j) to[static_cast<size_t>(j) * height + i] = from[static_cast<size_t>(i) * width + j];
-    }
-  }
-}
-
-// A^T's fp8 scales: every block keeps its source block's scale. One per tensor stays one; per
-// block or per block row of A become per block of A^T (a block row of A is a block column of
-// A^T, which no scale kind follows).
-std::shared_ptr<const ValueScales> transposed_scales(const ValueScales& a, const TransposedStructure& t) {
-  auto scales = std::make_shared<ValueScales>();
-  if (a.kind == BSRMM_SCALE_PER_TENSOR) {
-    scales->values = a.values;
-    return scales;
-  }
-  scales->kind = BSRMM_SCALE_PER_BLOCK;
-  scales->values.resize(t.source_block.size());
-  for (std::size_t i = 0; i < t.source_block.size(); ++i) {
-    // Block i of A^T lies in A's block row t.structure.col_idx[i].
-    scales->values[i] = matrix_scale(a.values.data(), a.kind, t.structure.col_idx[i], t.source_block[i]);
-  }
-  return scales;
-}
-
-std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, void* stream) {
-  TransposedStructure t = transpose_structure(a.structure());
-  std::shared_ptr<const ValueScales> scales = a.scales() ? transposed_scales(*a.scales(), t) : nullptr;
-  const bsrmm_device device = a.device();
-  Buffer values = Buffer::allocate(a.value_bytes(), device);
-  const int32_t height = a.shape().block_height;
-  const int32_t width = a.shape().block_width;
-  if (device.type == BSRMM_DEVICE_CPU) {
-    switch (detail::element_size(a.dtype())) {
-      case 8:
-        transpose_blocks_host(a.values().as<const uint64_t>(), values.as<uint64_t>(), t.source_block, height, width);
-        break;
-      case 4:
-        transpose_blocks_host(a.values().as<const uint32_t>(), values.as<uint32_t>(), t.source_block, height, width);
-        break;
-      case 2:
-        transpose_blocks_host(a.values().as<const uint16_t>(), values.as<uint16_t>(), t.source_block, height, width);
-        break;
-      default:
-        transpose_blocks_host(a.values().as<const uint8_t>(), values.as<uint8_t>(), t.source_block, height, width);
-        break;
-    }
-  } else {
-#if BSRMM_WITH_CUDA
-    Buffer source_block = Buffer::allocate(t.source_block.size() * sizeof(int32_t), device);
-    detail::copy_bytes(source_block.data(), device, t.source_block.data(),
-                       bsrmm_device{BSRMM_DEVICE_CPU, 0}, source_block.size(), stream);
-    cuda::transpose_blocks(a.values().data(), values.data(), source_block.as<const int32_t>(),
-                           a.shape().nnzb, height, width, a.dtype(), device.ordinal, stream);
-    // source_block is freed on return: the kernel must have read it.
-    detail::synchronize(device, stream);
-#else
-    detail::fail(BSRMM_STATUS_NO_DEVICE, detail::built_without_cuda());
-#endif
-  }
-  return BsrMatrix::assemble(std::move(t.structure), a.dtype(), std::move(values), stream, std::move(scales));
-}
-
 template <typename Out, typename In>
 void densify_host(const BsrStructure& structure, const In* values, Out* dense) {
   const BsrShape& shape = structure.shape;
@@ -192,6 +95,19 @@ const Schedule& StructurePlan::schedule(void* stream) {
   return *schedule_;
 }
 
+const TransposedStructure& StructurePlan::transposed(void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!transposed_) {
+    transposed_ = std::make_unique<TransposedStructure>(transpose_structure(structure_, device_, stream));
+  }
+  return *transposed_;
+}
+
+bool StructurePlan::has_transposed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return transposed_ != nullptr;
+}
+
 WorkLists& StructurePlan::work_lists() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!work_lists_) work_lists_ = std::make_unique<WorkLists>(structure_, device_);
@@ -202,8 +118,9 @@ Plan::Plan(StructurePlan& structure_plan) : structure_plan_(structure_plan) {}
 Plan::~Plan() = default;
 
 const BsrMatrix& Plan::transposed(const BsrMatrix& matrix, void* stream) {
+  const TransposedStructure& structure = transposed_structure(stream);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!transposed_) transposed_ = build_transposed(matrix, stream);
+  if (!transposed_) transposed_ = build_transposed(matrix, structure, stream);
   return *transposed_;
 }
 

@@ -20,6 +20,7 @@ namespace bsrmm::matrix {
 class BsrMatrix;
 struct BsrStructure;
 class WorkLists;
+struct TransposedStructure;
 
 struct Schedule {
   // Block rows by block count, longest first (ties keep row order): GPU kernels hand out the
@@ -44,6 +45,9 @@ class StructurePlan {
   ~StructurePlan();
 
   const Schedule& schedule(void* stream);
+  // A^T's structure and where its blocks come from (transpose.hpp).
+  const TransposedStructure& transposed(void* stream);
+  bool has_transposed();  // built already (a CUDA graph capture can use it, not build it)
   WorkLists& work_lists();
 
  private:
@@ -51,6 +55,7 @@ class StructurePlan {
   const bsrmm_device device_;
   std::mutex mutex_;
   std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<TransposedStructure> transposed_;
   std::unique_ptr<WorkLists> work_lists_;
 };
 
@@ -64,6 +69,9 @@ class Plan {
   const Schedule& schedule(void* stream) { return structure_plan_.schedule(stream); }
   // A^T as a BSR matrix on the same device: block (r, c) of A becomes block (c, r), transposed.
   const BsrMatrix& transposed(const BsrMatrix& matrix, void* stream);
+  // A^T's structure, shared by every matrix of this structure (built once, on first use).
+  const TransposedStructure& transposed_structure(void* stream) { return structure_plan_.transposed(stream); }
+  bool has_transposed_structure() { return structure_plan_.has_transposed(); }
   // The values as f32 (CPU matrices): the values themselves for f32, a converted copy for f16
   // and bf16, for fp8 each value times its block's scale. Not available for f64.
   const float* values_f32(const BsrMatrix& matrix);

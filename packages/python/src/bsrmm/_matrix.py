@@ -626,6 +626,16 @@ class BsrMatrix(_SparseManners):
         matrix._borrowed = data
         return matrix
 
+    def _materialized_transpose(self) -> "BsrMatrix":
+        """A^T as a matrix of its own, on this matrix's device (``A.T`` stays lazy: the
+        multiply reads A transposed). bsrmm.torch keeps one per pattern and borrows each
+        step's transposed values into it; making it plans the transposition of this pattern
+        for every matrix that shares it."""
+        context = default_context(self.device)
+        with context._session(context._stream_for()) as ctx:
+            handle = self._handle.transpose(ctx)
+        return BsrMatrix._wrap(handle)
+
     def astype(self, dtype: DTypeLike) -> "BsrMatrix":
         """This matrix with its values converted to ``dtype`` (itself if it has it already:
         matrices are immutable). A new matrix of another dtype is built, and validated, anew."""

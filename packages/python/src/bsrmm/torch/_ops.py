@@ -118,22 +118,29 @@ def _multiply(
 ) -> None:
     """``y = act(x @ op(W)^T + bias)``, the operands checked."""
     prepared = _step_matrices(_patterns.lookup(pattern), values, "bsr_mm")
-    if transpose:
-        # W^T as a matrix of its own (prepared once): its values are W's blocks, reordered and
-        # each transposed, so the multiply runs W^T's own schedule and nothing is built per step.
-        # One gather from the transposed view writes them contiguous (index_select then a
-        # transposing copy was two passes: 102 -> 82 us for 896 blocks of 128 x 128, H100).
-        like = prepared.transposed
-        blocks = values.transpose(1, 2).index_select(0, prepared.transposed_source).contiguous()
-    else:
-        like, blocks = prepared.matrix, values.contiguous()
-    # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no copies.
-    # One C++ call takes the step's values (borrowed in place on CUDA, so nothing but the kernel
-    # is queued and a CUDA graph can hold it) and multiplies; what it does not take goes through
-    # with_values and bsrmm.matmul, which word every refusal.
-    context = _context_for(like, _sm_budget.context_for(values.device))
+    values = values.contiguous()
+    context = _context_for(prepared.matrix, _sm_budget.context_for(values.device))
     code = _ACTIVATIONS[None if activation == "none" else activation]
     with context._session(context._stream_for(x, y)) as handle:
+        if transpose:
+            # W^T as a matrix of its own (prepared once), so the multiply runs W^T's own
+            # schedule: its values are W's blocks, reordered and each transposed, written by the
+            # core's tiled copy on the step's stream (a torch gather from the transposed view
+            # took 82 us for 896 blocks of 128 x 128 on an H100; perf-log 57, 85).
+            like = prepared.transposed
+            blocks = values.new_empty((values.shape[0], values.shape[2], values.shape[1]))
+            if not _core.transpose_step_values(handle, prepared.matrix._handle, values, blocks):
+                raise RuntimeError(
+                    f"bsrmm::bsr_mm could not transpose values of shape {tuple(values.shape)}, "
+                    f"{values.dtype} on {values.device} for the pattern's (nnzb, bh, bw) = "
+                    f"{(prepared.matrix.nnzb, *prepared.matrix.blocksize)}"
+                )
+        else:
+            like, blocks = prepared.matrix, values
+        # bsrmm's C = op(A) @ B with B = x^T and C = y^T: both are column-major views, no
+        # copies. One C++ call takes the step's values (borrowed in place on CUDA, so nothing
+        # but the kernel is queued and a CUDA graph can hold it) and multiplies; what it does
+        # not take goes through with_values and bsrmm.matmul, which word every refusal.
         if _core.matmul_step(handle, like._handle, blocks, x.T, y.T, bias, code):
             return
     matrix = like.with_values(blocks, borrow=values.is_cuda)

@@ -30,11 +30,11 @@ def device_name(device: torch.device) -> str:
 
 class Prepared(NamedTuple):
     """A pattern on one device in one dtype: the matrix W and W^T (its blocks in W^T's BSR
-    order), and where W^T's blocks come from in W's values (on that device)."""
+    order). Making W^T plans the transposition of W's pattern, which every step's W then
+    shares (the core's ``transpose_step_values`` writes W^T's values from it)."""
 
     matrix: BsrMatrix
     transposed: BsrMatrix
-    transposed_source: torch.Tensor
 
 
 class Pattern:
@@ -52,21 +52,8 @@ class Pattern:
         self.nnzb = int(self.indices.numel())
         self._prepared: Dict[Tuple[str, torch.dtype], Prepared] = {}
         self._lock = threading.Lock()
-        self._transposed_arrays = self._transpose_structure()
         # Validates the pattern now (sorted, in range), in float32 on the host.
         self.prepare(torch.device("cpu"), torch.float32)
-
-    def _transpose_structure(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """W^T's indptr and indices, and for each of its blocks the index of W's block it is
-        (W's block (r, c) is W^T's block (c, r)): W^T's blocks in row-major order are W's
-        sorted by (column, row)."""
-        block_rows = self.indptr.numel() - 1
-        rows = torch.repeat_interleave(torch.arange(block_rows), self.indptr.diff())
-        block_cols = self.shape[1] // self.blocksize[1]
-        source = torch.argsort(self.indices * max(block_rows, 1) + rows, stable=True)
-        counts = torch.bincount(self.indices, minlength=block_cols)
-        indptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(counts, 0)])
-        return indptr, rows[source], source
 
     def prepare(self, device: torch.device, dtype: torch.dtype) -> Prepared:
         """The pattern as bsrmm matrices on ``device`` in ``dtype``, built on first use (their
@@ -78,14 +65,8 @@ class Pattern:
             prepared = self._prepared.get(key)
             if prepared is None:
                 zeros = torch.zeros((self.nnzb, *self.blocksize), dtype=dtype)
-                indptr_t, indices_t, source = self._transposed_arrays
-                prepared = Prepared(
-                    BsrMatrix.from_arrays(self.indptr, self.indices, zeros, self.shape, device=key[0]),
-                    BsrMatrix.from_arrays(
-                        indptr_t, indices_t, zeros.transpose(1, 2), self.shape[::-1], device=key[0]
-                    ),
-                    source.to(device),
-                )
+                matrix = BsrMatrix.from_arrays(self.indptr, self.indices, zeros, self.shape, device=key[0])
+                prepared = Prepared(matrix, matrix._materialized_transpose())
                 self._prepared[key] = prepared
         return prepared
 
