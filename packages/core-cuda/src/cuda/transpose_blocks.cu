@@ -15,6 +15,25 @@ namespace {
 constexpr int tile_side = 32;
 constexpr int tile_rows_per_pass = 8;  // a CTA is tile_side x tile_rows_per_pass threads
 
+// The tile a CTA's work item `work` names: tiles_across x tiles_down tiles of `side` a block,
+// blocks in destination order, each read from its source block (src_block).
+template <typename Bits>
+struct BlockTile {
+  const Bits* from;  // the source block
+  Bits* to;          // the destination block
+  int row0, col0;    // the tile's first row and column in the source block
+};
+
+template <typename Bits>
+__device__ BlockTile<Bits> block_tile(int64_t work, int64_t tiles_per_block, int tiles_across, int side,
+                                      const Bits* src, Bits* dst, const int32_t* src_block,
+                                      int64_t block_size) {
+  const int64_t t = work / tiles_per_block;
+  const int within = int(work - t * tiles_per_block);
+  return BlockTile<Bits>{src + int64_t(__ldg(src_block + t)) * block_size, dst + t * block_size,
+                         (within / tiles_across) * side, (within % tiles_across) * side};
+}
+
 // Small blocks: one thread per destination element. Writes are contiguous, reads stride by the
 // block width inside one block of a few sectors, which L1 serves.
 template <typename Bits>
@@ -47,12 +66,8 @@ __global__ void transpose_tiled_blocks_kernel(const Bits* src, Bits* dst, const 
   const int64_t block_size = int64_t(block_height) * block_width;
   const int x = threadIdx.x, y = threadIdx.y;
   for (int64_t work = blockIdx.x; work < nnzb * tiles_per_block; work += gridDim.x) {
-    const int64_t t = work / tiles_per_block;
-    const int within = int(work - t * tiles_per_block);
-    const int row0 = (within / tiles_across) * tile_side;  // in the source block
-    const int col0 = (within % tiles_across) * tile_side;
-    const Bits* from = src + int64_t(__ldg(src_block + t)) * block_size;
-    Bits* to = dst + t * block_size;
+    const auto [from, to, row0, col0] =
+        block_tile(work, tiles_per_block, tiles_across, tile_side, src, dst, src_block, block_size);
     for (int r = y; r < tile_side; r += tile_rows_per_pass) {
       if (row0 + r < block_height && col0 + x < block_width)
         tile[r][x] = from[int64_t(row0 + r) * block_width + col0 + x];
@@ -89,12 +104,8 @@ __global__ void __launch_bounds__(vector_threads)
   const int64_t tiles_per_block = int64_t(block_height / side) * tiles_across;
   const int64_t block_size = int64_t(block_height) * block_width;
   for (int64_t work = blockIdx.x; work < nnzb * tiles_per_block; work += gridDim.x) {
-    const int64_t t = work / tiles_per_block;
-    const int within = int(work - t * tiles_per_block);
-    const int row0 = (within / tiles_across) * side;  // in the source block
-    const int col0 = (within % tiles_across) * side;
-    const Bits* from = src + int64_t(__ldg(src_block + t)) * block_size;
-    Bits* to = dst + t * block_size;
+    const auto [from, to, row0, col0] =
+        block_tile(work, tiles_per_block, tiles_across, side, src, dst, src_block, block_size);
     uint4 chunks[loads];
 #pragma unroll
     for (int i = 0; i < loads; ++i) {
