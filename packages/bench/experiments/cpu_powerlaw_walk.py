@@ -1,4 +1,4 @@
-"""Where the CPU's f64 2x2 power-law time goes (docs/perf-log.md entry 86), on the CPU this runs on:
+"""Where the CPU's f64 2x2 power-law time goes (docs/perf-log.md entry 87), on the CPU this runs on:
 the coverage cell's A (8192^2, d 1/256, a 4096-block row) against two rewrites of it that keep
 its block count, uniform rows of 16 blocks (no skew) and its own row lengths with each row's
 columns 0, 1, 2, ... (B rows read in order, the first ones shared by every row), each with

@@ -33,7 +33,7 @@ constexpr int64_t l2_bytes_per_core = int64_t{1} << 20;
 // (N 256-512) 1.6-2.3x faster in panels; B 8 MiB (N = 128) 0.96x / 1.13x, 4 MiB 0.82x / 1.0x
 // (B stays cached and the chunk walk's pieces hit it). Rows of 16 blocks of 2x2 (32 B rows)
 // gained as the longest did; 6x6 f64 rows of 16 blocks at 4 MiB lost (0.64x), f32 6x6 rows of
-// 3 blocks (18 B rows) at 16 MiB lost (0.8x). docs/perf-log.md entry 86.
+// 3 blocks (18 B rows) at 16 MiB lost (0.8x). docs/perf-log.md entry 87.
 constexpr int64_t panel_b_bytes = int64_t{8} << 20;
 constexpr int64_t panel_b_rows = 32;
 
@@ -170,7 +170,7 @@ bool rowwise_preferred(const MatmulArgs& args) {
   // AVX2, N over more than one chunk: a block row whose B rows outgrow L2 re-reads them from L3
   // on each of its chunks (2x2 f64 power-law N = 256, a 4096-block row: 28 ms against 18
   // blocked; entry 79), unless the long rows walk in panels (B out of cache): 2x2 / 4x4 f64
-  // power-law at N 256-512 then ran 1.9-2.5x faster than blocked (entry 86). max_row_blocks is 0
+  // power-law at N 256-512 then ran 1.9-2.5x faster than blocked (entry 87). max_row_blocks is 0
   // where unknown.
   const int64_t compute_bytes = args.a.dtype == BSRMM_DTYPE_F64 ? 8 : 4;
   const int64_t row_b_bytes = args.a.max_row_blocks * bw * n * compute_bytes;

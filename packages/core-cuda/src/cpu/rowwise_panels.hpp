@@ -1,5 +1,5 @@
 // cpu_rowwise_simd's panel walk, for block rows that bring many B rows when B is too large to
-// stay cached (the policy is rowwise.cpp's; docs/perf-log.md entry 86). The chunk walk of
+// stay cached (the policy is rowwise.cpp's; docs/perf-log.md entry 87). The chunk walk of
 // rowwise_kernel.hpp re-walks a block row's blocks once per chunk of N (16 f64 columns on AVX2),
 // so each pass reads one 128-byte piece of every B row the block row uses, scattered over B: with
 // B out of cache that is a latency-bound gather the hardware prefetchers do not follow (2x2 f64
@@ -19,10 +19,8 @@ constexpr int64_t panel_tile_bytes = 8 * 1024;
 // 8 KiB groups ran 1.2x and 32 KiB 1.1x the time of 16 KiB).
 constexpr int64_t panel_group_bytes = 16 * 1024;
 
-// Sums of one block row over blocks [first_block, end_block) for one chunk (NV vectors from column
-// j; the last vector masked to `last`), starting from zero or from the tile, left in the tile or,
-// for the last group under the common epilogue, written to C. The B rows of blocks
-// [prefetch_begin, prefetch_end) (the next group) are prefetched under the same columns.
+// One group of a block row's blocks, the blocks whose B rows are prefetched meanwhile (the next
+// group's), and where its sums start and end.
 struct PanelGroup {
   int32_t first_block, end_block;
   int32_t prefetch_begin, prefetch_end;
@@ -30,6 +28,9 @@ struct PanelGroup {
   bool to_c;        // the last group, fast epilogue: alpha * sums (+ beta * C) into C
 };
 
+// The group's sums for one chunk (NV vectors from column j; the last vector masked to `last`),
+// from zero or from the tile, left in the tile or, for the last group under the common
+// epilogue, written to C; the next group's B rows under the same columns prefetched.
 template <typename T, int BH, int BW, int NV>
 BSRMM_ROWWISE_INLINE void panel_chunk(const RowwiseProblem& p, const PanelGroup& group, int64_t j,
                                       typename RowVectors<T>::mask last, T* tile, int64_t tile_ld,
