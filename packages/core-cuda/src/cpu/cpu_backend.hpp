@@ -62,6 +62,11 @@ void matmul_blocked(const MatmulArgs& args, detail::ThreadPool& pool, detail::Bu
 std::string rowwise_refusal(const MatmulArgs& args);
 bool rowwise_preferred(const MatmulArgs& args);
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace);
+// Its walk: block rows that bring at least this many B rows walk in panels (rowwise_panels.hpp),
+// 0: none (where B stays cached). The overload takes the threshold (tests force the panels).
+int64_t rowwise_panel_min_b_rows(const MatmulArgs& args);
+void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+                    int64_t panel_min_b_rows);
 
 // Where cpu_dense_blas stands for a product (dense_heuristic.cpp): not a candidate (too sparse,
 // or it cannot run: `refusal` says why), a candidate the tuner times, or the untuned default.

@@ -27,6 +27,16 @@ constexpr int64_t inline_work = int64_t{1} << 16;
 // What one core's L2 holds, about (1 MiB on the AVX2 AMD EPYC measured, 1-2 MiB on AVX-512 Xeons).
 constexpr int64_t l2_bytes_per_core = int64_t{1} << 20;
 
+// The panel walk (rowwise_panels.hpp) for block rows of at least panel_b_rows B rows, where B
+// (K x N in the compute type) is over panel_b_bytes. On the 2-core EPYC (32 MiB L3 on paper),
+// 2x2 / 4x4 f64 power-law rows (8192^2, forced rowwise, 2 threads, interleaved): B 16-32 MiB
+// (N 256-512) 1.6-2.3x faster in panels; B 8 MiB (N = 128) 0.96x / 1.13x, 4 MiB 0.82x / 1.0x
+// (B stays cached and the chunk walk's pieces hit it). Rows of 16 blocks of 2x2 (32 B rows)
+// gained as the longest did; 6x6 f64 rows of 16 blocks at 4 MiB lost (0.64x), f32 6x6 rows of
+// 3 blocks (18 B rows) at 16 MiB lost (0.8x). docs/perf-log.md entry 87.
+constexpr int64_t panel_b_bytes = int64_t{8} << 20;
+constexpr int64_t panel_b_rows = 32;
+
 inline float widen(float x) { return x; }
 inline double widen(double x) { return x; }
 inline float widen(f16_t x) { return detail::to_float(x); }
@@ -69,7 +79,7 @@ const T* row_major_b(const bsrmm_dense& b, detail::ThreadPool& pool, detail::Buf
 
 template <typename T>
 void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
-         const RowwiseKernels& kernels) {
+         const RowwiseKernels& kernels, int64_t panel_min_b_rows) {
   const int64_t rows = args.a.block_row_count;
   if (rows == 0 || args.c.cols == 0) return;
   const int64_t work = args.a.nnzb * args.a.block_height * args.a.block_width * args.c.cols;
@@ -88,6 +98,7 @@ void run(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& works
   const T* b = args.a.nnzb > 0 ? row_major_b<T>(args.b, pool, workspace, single_thread) : nullptr;
   problem.b = b;
   problem.b_ld = b == args.b.data && args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? args.b.ld : args.b.cols;
+  problem.panel_min_b_rows = panel_min_b_rows;
   const RowwiseFunction function = kernels.rows[sizeof(T) == 8 ? 1 : 0];
   const std::vector<RowRange> ranges =
       split_rows(args.a.work_prefix, rows, single_thread ? 1 : pool.size() * chunks_per_thread);
@@ -158,21 +169,38 @@ bool rowwise_preferred(const MatmulArgs& args) {
   if (bw > 8 || (n > 128 && !few_uses)) return false;
   // AVX2, N over more than one chunk: a block row whose B rows outgrow L2 re-reads them from L3
   // on each of its chunks (2x2 f64 power-law N = 256, a 4096-block row: 28 ms against 18
-  // blocked; entry 79). max_row_blocks is 0 where unknown.
+  // blocked; entry 79), unless the long rows walk in panels (B out of cache): 2x2 / 4x4 f64
+  // power-law at N 256-512 then ran 1.9-2.5x faster than blocked (entry 87). max_row_blocks is 0
+  // where unknown.
   const int64_t compute_bytes = args.a.dtype == BSRMM_DTYPE_F64 ? 8 : 4;
   const int64_t row_b_bytes = args.a.max_row_blocks * bw * n * compute_bytes;
-  return !(avx2 && n > 16 && row_b_bytes > l2_bytes_per_core);
+  const int64_t panel_rows = rowwise_panel_min_b_rows(args);
+  const bool long_rows_in_panels = panel_rows > 0 && args.a.max_row_blocks * bw >= panel_rows;
+  return !(avx2 && n > 16 && row_b_bytes > l2_bytes_per_core && !long_rows_in_panels);
+}
+
+int64_t rowwise_panel_min_b_rows(const MatmulArgs& args) {
+  // Measured on the AVX2 build only; AVX-512's chunks are twice as wide (256-byte pieces of each
+  // B row a pass), so it keeps the chunk walk until measured there.
+  if (rowwise_kernels() != rowwise_kernels_avx2()) return 0;
+  const int64_t compute_bytes = args.a.dtype == BSRMM_DTYPE_F64 ? 8 : 4;
+  return args.b.rows * args.c.cols * compute_bytes > panel_b_bytes ? panel_b_rows : 0;
 }
 
 void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace) {
+  matmul_rowwise(args, pool, workspace, rowwise_panel_min_b_rows(args));
+}
+
+void matmul_rowwise(const MatmulArgs& args, detail::ThreadPool& pool, detail::Buffer& workspace,
+                    int64_t panel_min_b_rows) {
   const std::string refusal = rowwise_refusal(args);
   if (!refusal.empty()) detail::fail(BSRMM_STATUS_UNSUPPORTED, rowwise_variant, " cannot run: ", refusal);
   if (args.a.dtype == BSRMM_DTYPE_F64) {
-    run<double>(args, pool, workspace, *rowwise_kernels());
+    run<double>(args, pool, workspace, *rowwise_kernels(), panel_min_b_rows);
   } else {
     if (args.a.values_f32 == nullptr && args.a.nnzb > 0)
       detail::fail(BSRMM_STATUS_INTERNAL, rowwise_variant, " called without f32 values of A");
-    run<float>(args, pool, workspace, *rowwise_kernels());
+    run<float>(args, pool, workspace, *rowwise_kernels(), panel_min_b_rows);
   }
 }
 

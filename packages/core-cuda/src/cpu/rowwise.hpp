@@ -29,6 +29,9 @@ struct RowwiseProblem {
   double beta;
   const void* bias;
   bsrmm_activation activation;
+  // Block rows whose blocks bring at least this many B rows (blocks x width) walk in panels
+  // (rowwise_panels.hpp) where N spans several chunks; 0: every block row walks chunk by chunk.
+  int64_t panel_min_b_rows;
 };
 
 // Block rows [row_begin, row_end) of C, every column.

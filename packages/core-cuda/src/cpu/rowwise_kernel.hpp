@@ -219,6 +219,10 @@ BSRMM_ROWWISE_INLINE void with_vectors(int nv, Run&& run) {
   run(std::integral_constant<int, NV>{});
 }
 
+// Block rows that bring many B rows under a B too large to stay cached walk in panels instead
+// (they need chunk() and with_vectors above).
+#include "rowwise_panels.hpp"
+
 template <typename T, int BH, int BW, bool Banded = false>
 void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
   using Z = RowVectors<T>;
@@ -238,6 +242,9 @@ void rows_shaped(const RowwiseProblem& p, int64_t row_begin, int64_t row_end) {
       rows_one_chunk<T, BH, BW, decltype(nv)::value, Banded>(p, row_begin, row_end, last, fast_store);
     });
     return;
+  }
+  if constexpr (!Banded) {
+    if (p.panel_min_b_rows > 0) return rows_panels<T, BH, BW>(p, row_begin, row_end);
   }
   const int64_t tail_begin = n - tail;
   const int32_t height = Banded ? p.block_height : BH;
