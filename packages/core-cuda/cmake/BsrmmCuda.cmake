@@ -47,18 +47,10 @@ endif()
 # sm_80: the portable mma.sync kernels for Ampere, Ada and Hopper.
 # compute_80 PTX: lets newer GPUs JIT the portable kernels.
 # The "=" spelling keeps CMake from merging the repeated -gencode flags.
-# BSRMM_CUDA_HOPPER_ONLY=ON compiles sm_90a alone (every kernel, the portable ones too, runs on an
-# H100 from it): a development build on the GPU machine in about half the time; a library built
-# so runs on Hopper only.
-option(BSRMM_CUDA_HOPPER_ONLY "Compile CUDA kernels for sm_90a only (development builds on an H100)" OFF)
-if(BSRMM_CUDA_HOPPER_ONLY)
-  set(BSRMM_CUDA_GENCODE -gencode=arch=compute_90a,code=sm_90a)
-else()
-  set(BSRMM_CUDA_GENCODE
-      -gencode=arch=compute_90a,code=sm_90a
-      -gencode=arch=compute_80,code=sm_80
-      -gencode=arch=compute_80,code=compute_80)
-endif()
+set(BSRMM_CUDA_GENCODE
+    -gencode=arch=compute_90a,code=sm_90a
+    -gencode=arch=compute_80,code=sm_80
+    -gencode=arch=compute_80,code=compute_80)
 
 function(bsrmm_configure_cuda target)
   set_target_properties(${target} PROPERTIES
