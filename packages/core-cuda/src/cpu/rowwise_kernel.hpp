@@ -86,6 +86,29 @@ void store_any(const T* tile, int rows, int64_t stride, int64_t count, const Row
 template <typename Z>
 constexpr int max_vectors(int bh) { return std::min(Z::max_chunk_vectors, Z::accumulators / bh); }
 
+// C row-major in the compute type, no bias, no activation: BH rows x NV vectors of sums stored
+// from registers at `c` (row stride ldc), alpha (and beta) applied there, the last vector masked
+// to `last`. The chunk walk and the panel walk (rowwise_panels.hpp) both end this way.
+template <typename Z, typename T, int BH, int NV>
+BSRMM_ROWWISE_INLINE void store_scaled_rows(T* c, int64_t ldc, const typename Z::vec (&acc)[BH][NV],
+                                            typename Z::mask last, double alpha_value, double beta_value) {
+  using vec = typename Z::vec;
+  const vec alpha = Z::set1(static_cast<T>(alpha_value));
+  const vec beta = Z::set1(static_cast<T>(beta_value));
+  const bool read_c = beta_value != 0.0;
+#pragma GCC unroll 8
+  for (int i = 0; i < BH; ++i) {
+    T* to = c + i * ldc;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      const typename Z::mask m = v == NV - 1 ? last : Z::first(Z::lanes);
+      vec value = Z::mul(alpha, acc[i][v]);
+      if (read_c) value = Z::fma(beta, Z::load(m, to + v * Z::lanes), value);
+      Z::store(to + v * Z::lanes, m, value);
+    }
+  }
+}
+
 // BW for a width known only at run time but a multiple of 8: the k loop runs in unrolled steps
 // of 8 (a 64-wide block's band with a plain run-time loop ran ~1.5x slower than as 8x8 blocks).
 constexpr int width_multiple_of_8 = -8;
@@ -169,22 +192,8 @@ BSRMM_ROWWISE_INLINE void chunk(const RowwiseProblem& p, int64_t r, int32_t band
 
   const int64_t row0 = r * height + band_row;
   if (fast_store) {
-    // C row-major in the compute type, no bias, no activation: alpha (and beta) in registers.
-    T* c = static_cast<T*>(p.c.data);
-    const vec alpha = Z::set1(static_cast<T>(p.alpha));
-    const vec beta = Z::set1(static_cast<T>(p.beta));
-    const bool read_c = p.beta != 0.0;
-#pragma GCC unroll 8
-    for (int i = 0; i < BH; ++i) {
-      T* to = c + (row0 + i) * p.c.ld + j0;
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) {
-        const typename Z::mask m = v == NV - 1 ? last : Z::first(Z::lanes);
-        vec value = Z::mul(alpha, acc[i][v]);
-        if (read_c) value = Z::fma(beta, Z::load(m, to + v * Z::lanes), value);
-        Z::store(to + v * Z::lanes, m, value);
-      }
-    }
+    store_scaled_rows<Z, T, BH, NV>(static_cast<T*>(p.c.data) + row0 * p.c.ld + j0, p.c.ld, acc, last,
+                                    p.alpha, p.beta);
     return;
   }
   alignas(64) T tile[BH * NV * Z::lanes];

@@ -82,21 +82,8 @@ BSRMM_ROWWISE_INLINE void panel_chunk(const RowwiseProblem& p, const PanelGroup&
   }
 
   if (group.to_c) {
-    T* c = static_cast<T*>(p.c.data) + row0 * p.c.ld + j;
-    const vec alpha = Z::set1(static_cast<T>(p.alpha));
-    const vec beta = Z::set1(static_cast<T>(p.beta));
-    const bool read_c = p.beta != 0.0;
-#pragma GCC unroll 8
-    for (int i = 0; i < BH; ++i) {
-      T* to = c + i * p.c.ld;
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) {
-        const typename Z::mask m = v == NV - 1 ? last : Z::first(Z::lanes);
-        vec value = Z::mul(alpha, acc[i][v]);
-        if (read_c) value = Z::fma(beta, Z::load(m, to + v * Z::lanes), value);
-        Z::store(to + v * Z::lanes, m, value);
-      }
-    }
+    store_scaled_rows<Z, T, BH, NV>(static_cast<T*>(p.c.data) + row0 * p.c.ld + j, p.c.ld, acc, last,
+                                    p.alpha, p.beta);
     return;
   }
   // The tile is whole vectors wide: no masks.
