@@ -166,10 +166,7 @@ std::unique_ptr<BsrMatrix> BsrMatrix::from_host(BsrStructure structure, bsrmm_dt
   return matrix;
 }
 
-std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
-                                               Buffer values, void* stream,
-                                               std::shared_ptr<const ValueScales> scales) {
-  const bsrmm_device device = values.device();
+std::shared_ptr<SharedStructure> share_structure(BsrStructure structure, bsrmm_device device, void* stream) {
   auto shared = std::make_shared<SharedStructure>(std::move(structure), device);
   if (device.type == BSRMM_DEVICE_CUDA) {
     const bsrmm_device host{BSRMM_DEVICE_CPU, 0};
@@ -181,9 +178,24 @@ std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dty
                        shared->device_row_ptr.size(), stream);
     detail::copy_bytes(shared->device_col_idx.data(), device, col_idx.data(), host,
                        shared->device_col_idx.size(), stream);
-    // A matrix is used from any stream later; finish its uploads once, here.
-    detail::synchronize(device, stream);
   }
+  return shared;
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::assemble(BsrStructure structure, bsrmm_dtype dtype,
+                                               Buffer values, void* stream,
+                                               std::shared_ptr<const ValueScales> scales) {
+  const bsrmm_device device = values.device();
+  return over(share_structure(std::move(structure), device, stream), dtype, std::move(values), stream,
+              std::move(scales));
+}
+
+std::unique_ptr<BsrMatrix> BsrMatrix::over(std::shared_ptr<SharedStructure> shared, bsrmm_dtype dtype,
+                                           Buffer values, void* stream,
+                                           std::shared_ptr<const ValueScales> scales) {
+  const bsrmm_device device = values.device();
+  // A matrix is used from any stream later; finish what was ordered on `stream` once, here.
+  if (device.type == BSRMM_DEVICE_CUDA) detail::synchronize(device, stream);
   std::unique_ptr<BsrMatrix> matrix(new BsrMatrix(std::move(shared), dtype, std::move(values)));
   matrix->scales_ = placed_on(std::move(scales), device, stream);
   return matrix;

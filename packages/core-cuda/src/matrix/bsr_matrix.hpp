@@ -35,6 +35,9 @@ struct SharedStructure {
   const std::unique_ptr<StructurePlan> plan;  // refers to `structure`, so declared after it
 };
 
+// A validated structure on `device`, its index mirrors uploaded on `stream` (not waited for).
+std::shared_ptr<SharedStructure> share_structure(BsrStructure structure, bsrmm_device device, void* stream);
+
 class BsrMatrix {
  public:
   // Validates `desc` (its arrays live on desc.device) and stores the matrix on `target`.
@@ -54,6 +57,11 @@ class BsrMatrix {
   static std::unique_ptr<BsrMatrix> assemble(BsrStructure structure, bsrmm_dtype dtype,
                                              detail::Buffer values, void* stream,
                                              std::shared_ptr<const ValueScales> scales = nullptr);
+  // A matrix over a structure already shared (its mirrors on values.device()), with values
+  // written there on `stream`: waits for the stream, so the matrix is ready on any stream.
+  static std::unique_ptr<BsrMatrix> over(std::shared_ptr<SharedStructure> shared, bsrmm_dtype dtype,
+                                         detail::Buffer values, void* stream,
+                                         std::shared_ptr<const ValueScales> scales = nullptr);
   // This matrix's structure, dtype and device with other values (value_bytes() bytes, blocks in
   // this matrix's order) on `values_device`: copied, or used in place with
   // BSRMM_CREATE_BORROW_VALUES. Checks that `target` (the caller's context) is device(). Shares

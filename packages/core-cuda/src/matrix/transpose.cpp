@@ -42,7 +42,7 @@ std::shared_ptr<const ValueScales> transposed_scales(const ValueScales& a, const
   scales->values.resize(t.source_block.size());
   for (std::size_t i = 0; i < t.source_block.size(); ++i) {
     // Block i of A^T lies in A's block row t.structure.col_idx[i].
-    scales->values[i] = matrix_scale(a.values.data(), a.kind, t.structure.col_idx[i], t.source_block[i]);
+    scales->values[i] = matrix_scale(a.values.data(), a.kind, t.structure().col_idx[i], t.source_block[i]);
   }
   return scales;
 }
@@ -51,28 +51,32 @@ std::shared_ptr<const ValueScales> transposed_scales(const ValueScales& a, const
 
 TransposedStructure transpose_structure(const BsrStructure& a, bsrmm_device device, void* stream) {
   TransposedStructure t;
-  t.structure.shape = a.shape.transposed();
-  const int64_t rows_t = t.structure.shape.block_row_count;
-  std::vector<int32_t>& row_ptr = t.structure.row_ptr;
+  BsrStructure structure;
+  structure.shape = a.shape.transposed();
+  const int64_t rows_t = structure.shape.block_row_count;
+  std::vector<int32_t>& row_ptr = structure.row_ptr;
   row_ptr.assign(static_cast<size_t>(rows_t) + 1, 0);
   for (int32_t column : a.col_idx) ++row_ptr[static_cast<size_t>(column) + 1];
   for (int64_t r = 0; r < rows_t; ++r) row_ptr[static_cast<size_t>(r) + 1] += row_ptr[static_cast<size_t>(r)];
 
   // Visiting A's rows in order leaves every row of A^T sorted by its column (A's block row).
   std::vector<int32_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
-  t.structure.col_idx.resize(a.col_idx.size());
+  structure.col_idx.resize(a.col_idx.size());
   t.source_block.resize(a.col_idx.size());
   for (int64_t r = 0; r < a.shape.block_row_count; ++r) {
     for (int32_t p = a.row_ptr[static_cast<size_t>(r)]; p < a.row_ptr[static_cast<size_t>(r) + 1]; ++p) {
       const int32_t slot = cursor[static_cast<size_t>(a.col_idx[static_cast<size_t>(p)])]++;
-      t.structure.col_idx[static_cast<size_t>(slot)] = static_cast<int32_t>(r);
+      structure.col_idx[static_cast<size_t>(slot)] = static_cast<int32_t>(r);
       t.source_block[static_cast<size_t>(slot)] = p;
     }
   }
-  if (device.type == BSRMM_DEVICE_CUDA && !t.source_block.empty()) {
-    t.device_source_block = Buffer::allocate(t.source_block.size() * sizeof(int32_t), device);
-    detail::copy_bytes(t.device_source_block.data(), device, t.source_block.data(),
-                       bsrmm_device{BSRMM_DEVICE_CPU, 0}, t.device_source_block.size(), stream);
+  t.shared = share_structure(std::move(structure), device, stream);
+  if (device.type == BSRMM_DEVICE_CUDA) {
+    if (!t.source_block.empty()) {
+      t.device_source_block = Buffer::allocate(t.source_block.size() * sizeof(int32_t), device);
+      detail::copy_bytes(t.device_source_block.data(), device, t.source_block.data(),
+                         bsrmm_device{BSRMM_DEVICE_CPU, 0}, t.device_source_block.size(), stream);
+    }
     detail::synchronize(device, stream);
   }
   return t;
@@ -112,8 +116,8 @@ std::unique_ptr<BsrMatrix> build_transposed(const BsrMatrix& a, const Transposed
   std::shared_ptr<const ValueScales> scales = a.scales() ? transposed_scales(*a.scales(), t) : nullptr;
   Buffer values = Buffer::allocate(a.value_bytes(), a.device());
   write_transposed_values(a, t, values.data(), stream);
-  // assemble uploads A^T's indices on the same stream and waits, so the values are ready too.
-  return BsrMatrix::assemble(t.structure, a.dtype(), std::move(values), stream, std::move(scales));
+  // over() waits for the stream, so the values are ready on any stream.
+  return BsrMatrix::over(t.shared, a.dtype(), std::move(values), stream, std::move(scales));
 }
 
 }  // namespace bsrmm::matrix

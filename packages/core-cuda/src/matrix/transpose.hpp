@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../device/buffer.hpp"
+#include "bsr_matrix.hpp"
 #include "bsr_structure.hpp"
 
 #include <bsrmm/bsrmm.h>
@@ -15,16 +16,20 @@
 
 namespace bsrmm::matrix {
 
-class BsrMatrix;
-
 struct TransposedStructure {
-  BsrStructure structure;
+  // A^T's structure, its device mirrors and plan parts: every A^T built from this (one per
+  // with_values copy of A, as a training step makes) shares them, so a step's A^T costs its
+  // values' copy, not an upload, a schedule and work lists of its own.
+  std::shared_ptr<SharedStructure> shared;
   std::vector<int32_t> source_block;  // block t of A^T is the transpose of A's block source_block[t]
   detail::Buffer device_source_block;  // source_block on a CUDA matrix's device
+
+  const BsrStructure& structure() const { return shared->structure; }
 };
 
-// A counting sort of A's blocks by block column; on a CUDA `device` source_block is uploaded
-// too (ordered on `stream`, waited for: the plan caches it for any stream).
+// A counting sort of A's blocks by block column; on a CUDA `device` A^T's indices and
+// source_block are uploaded too (ordered on `stream`, waited for: the plan caches it for any
+// stream).
 TransposedStructure transpose_structure(const BsrStructure& a, bsrmm_device device, void* stream);
 
 // Writes A^T's values (value_bytes() of `a`, on a.device()) to `out`, ordered on `stream` with no

@@ -102,6 +102,13 @@ TEST_P(Transpose, MatrixAndValuesAreAsTransposed) {
   // The structure's transposition is planned once for the matrices that share it.
   EXPECT_EQ(&matrix.get()->matrix->plan().transposed_structure(nullptr),
             &step.get()->matrix->plan().transposed_structure(nullptr));
+  // And the A^T of each (op_a = TRANSPOSE's, bsrmm_matrix_transpose's) shares one structure and
+  // its plan: a step's A^T copies values only, it does not upload or schedule a structure again.
+  const bsrmm::matrix::BsrMatrix& first = matrix.get()->matrix->plan().transposed(*matrix.get()->matrix, nullptr);
+  const bsrmm::matrix::BsrMatrix& second = step.get()->matrix->plan().transposed(*step.get()->matrix, nullptr);
+  EXPECT_EQ(&first.structure(), &second.structure());
+  EXPECT_EQ(&first.structure(), &step.transpose(ctx).get()->matrix->structure());
+  EXPECT_EQ(&first.plan().schedule(nullptr), &second.plan().schedule(nullptr));
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
