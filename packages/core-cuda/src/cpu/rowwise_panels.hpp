@@ -61,6 +61,7 @@ BSRMM_ROWWISE_INLINE void panel_chunk(const RowwiseProblem& p, const PanelGroup&
     }
   }
 
+  const bool last_whole = Z::full(last);  // read without a mask, as chunk()
 #pragma GCC unroll 4
   for (int32_t q = group.first_block; q < group.end_block; ++q) {
     const T* a = values + int64_t{q} * block;
@@ -71,7 +72,7 @@ BSRMM_ROWWISE_INLINE void panel_chunk(const RowwiseProblem& p, const PanelGroup&
       vec bv[NV];
 #pragma GCC unroll 8
       for (int v = 0; v < NV - 1; ++v) bv[v] = Z::load(b_row + v * Z::lanes);
-      bv[NV - 1] = Z::load(last, b_row + (NV - 1) * Z::lanes);
+      bv[NV - 1] = last_whole ? Z::load(b_row + (NV - 1) * Z::lanes) : Z::load(last, b_row + (NV - 1) * Z::lanes);
 #pragma GCC unroll 8
       for (int i = 0; i < BH; ++i) {
         const vec s = Z::set1(a[i * bw + k]);
@@ -90,7 +91,7 @@ BSRMM_ROWWISE_INLINE void panel_chunk(const RowwiseProblem& p, const PanelGroup&
 #pragma GCC unroll 8
   for (int i = 0; i < BH; ++i)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) Z::store(tile + i * tile_ld + v * Z::lanes, Z::first(Z::lanes), acc[i][v]);
+    for (int v = 0; v < NV; ++v) Z::store(tile + i * tile_ld + v * Z::lanes, acc[i][v]);
 }
 
 // Rows [row_begin, row_end), every column: block rows whose blocks bring at least

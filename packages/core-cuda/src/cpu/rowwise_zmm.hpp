@@ -31,6 +31,8 @@ struct RowVectors<float> {
   static BSRMM_ROWWISE_INLINE vec load(const float* p) { return _mm512_loadu_ps(p); }
   static BSRMM_ROWWISE_INLINE vec load(mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
   static BSRMM_ROWWISE_INLINE void store(float* p, mask m, vec v) { _mm512_mask_storeu_ps(p, m, v); }
+  static BSRMM_ROWWISE_INLINE void store(float* p, vec v) { _mm512_storeu_ps(p, v); }
+  static BSRMM_ROWWISE_INLINE bool full(mask m) { return m == mask(0xFFFF); }
   static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
   static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_ps(a, b); }
   static BSRMM_ROWWISE_INLINE mask first(int64_t count) {
@@ -50,6 +52,8 @@ struct RowVectors<double> {
   static BSRMM_ROWWISE_INLINE vec load(const double* p) { return _mm512_loadu_pd(p); }
   static BSRMM_ROWWISE_INLINE vec load(mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
   static BSRMM_ROWWISE_INLINE void store(double* p, mask m, vec v) { _mm512_mask_storeu_pd(p, m, v); }
+  static BSRMM_ROWWISE_INLINE void store(double* p, vec v) { _mm512_storeu_pd(p, v); }
+  static BSRMM_ROWWISE_INLINE bool full(mask m) { return m == mask(0xFF); }
   static BSRMM_ROWWISE_INLINE vec fma(vec a, vec b, vec c) { return _mm512_fmadd_pd(a, b, c); }
   static BSRMM_ROWWISE_INLINE vec mul(vec a, vec b) { return _mm512_mul_pd(a, b); }
   static BSRMM_ROWWISE_INLINE mask first(int64_t count) {

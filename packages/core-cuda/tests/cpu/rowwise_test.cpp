@@ -113,7 +113,7 @@ TEST(Rowwise, MatchesFloat64) {
   uint64_t seed = 1;
   for (bsrmm_dtype dtype : dtypes)
     for (const Case& shape : shapes)
-      for (int64_t n : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 48, 64, 65, 100, 130}) {
+      for (int64_t n : {1, 2, 3, 5, 6, 8, 15, 16, 17, 22, 31, 33, 48, 64, 65, 100, 130}) {
         check_product(shape, n, dtype, seed, seed % 2 ? one : two, workspace);
         ++seed;
         ++checked;
