@@ -1,7 +1,8 @@
 // cpu_rowwise_simd's kernels: a CSR-style SpMM for small blocks (1x1 to 8 high whole, taller ones
 // a multiple of 8 high in 8-row bands) and any N, B read in place (rowwise_kernel.hpp). Two
-// builds of one nest: AVX-512 (zmm, mask registers) and AVX2 + FMA (ymm, vmaskmov); their masked
-// loads and stores are what let N = 2 or N = 20 run without padding B or C to whole vectors.
+// builds of one nest: AVX-512 (zmm, mask registers) and AVX2 + FMA (ymm: vmaskmov loads, stores
+// in plain pieces); their partial loads and stores are what let N = 2 or N = 20 run without
+// padding B or C to whole vectors.
 // Where the CPU has neither the variant declines and cpu_blocked_simd runs.
 #pragma once
 
