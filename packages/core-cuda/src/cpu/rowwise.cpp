@@ -157,7 +157,12 @@ bool rowwise_preferred(const MatmulArgs& args) {
     // blocked first. docs/perf-log.md entry 53.
     // AVX2 (2-core AMD EPYC, f32 and f64): 16x16 at N 4-16 0.4-0.6x the blocked time, 32x32 at
     // N = 4 0.7-0.9x, but 32x32 from N = 16 and blocks 64 wide or more 1.1-2.2x (entry 79).
+    // Since its stores lost vmaskmov (entry 88), f64 16 wide wins at N 8-128 (0.38-0.83x the
+    // blocked time in two runs, uniform d 1/32 and 1/128); f64 32 wide at N 16-32 read 0.88-0.97x
+    // in one run and 1.21-1.46x in the next, and f32 16x16 from N = 16 ties or loses, so they
+    // keep the old range. `experiments/cpu_tall_block_sweep.py`, docs/perf-log.md entry 90.
     if (!avx2) return n <= 64;
+    if (args.a.dtype == BSRMM_DTYPE_F64 && bw == 16) return n <= 128;
     return bw <= 32 && bw * n <= 256;
   }
   // Blocks up to 8 wide at N up to 128 (one core, 1x1-8x8, N 2-128, stencils and uniform

@@ -197,24 +197,28 @@ TEST(Rowwise, TallBlocksRunInBands) {
 
 // The heuristic takes rowwise in bands at N 2-64 only with AVX-512 (blocked at N = 1 and above
 // 64); the AVX2 build's narrower chunks only where the block is at most 32 wide and width x N is
-// at most 256.
+// at most 256, except f64 16 wide (N up to 128).
 TEST(Rowwise, TallBlocksAreTheHeuristicsPickFromN2To64) {
   if (!has_rowwise()) GTEST_SKIP() << "cpu_rowwise_simd needs AVX2 with FMA or AVX-512 (absent here)";
   const bool avx2 = cpu::rowwise_kernels() == cpu::rowwise_kernels_avx2();
   Random rng(31);
-  for (auto [bh, bw] : {std::pair<int32_t, int32_t>{16, 16}, {32, 8}, {12, 12}, {8, 8}, {16, 64}, {32, 32}})
-    for (int64_t n : {1, 2, 4, 16, 32, 64, 65, 128}) {
-      HostBsr a = random_bsr(rng, 3, 3, bh, bw, 0.5, BSRMM_DTYPE_F32);
-      HostDense b(a.cols, n, BSRMM_DTYPE_F32);
-      b.fill(1.0);
-      HostDense c(a.rows, n, BSRMM_DTYPE_F32);
-      CpuOperands operands(a, b, c);
-      const bool banded = bh > 8 && bh % 8 == 0;
-      const bool in_range = avx2 ? bw <= 32 && bw * n <= 256 : n <= 64;
-      const std::string what = std::to_string(bh) + "x" + std::to_string(bw) + " N " + std::to_string(n);
-      if (bh > 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), banded && n >= 2 && in_range) << what;
-      if (bh == 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), n >= 2) << what;
-    }
+  for (bsrmm_dtype dtype : {BSRMM_DTYPE_F32, BSRMM_DTYPE_F64})
+    for (auto [bh, bw] : {std::pair<int32_t, int32_t>{16, 16}, {32, 8}, {12, 12}, {8, 8}, {16, 64}, {32, 32}})
+      for (int64_t n : {1, 2, 4, 16, 32, 33, 64, 65, 128, 129}) {
+        HostBsr a = random_bsr(rng, 3, 3, bh, bw, 0.5, dtype);
+        HostDense b(a.cols, n, dtype);
+        b.fill(1.0);
+        HostDense c(a.rows, n, dtype);
+        CpuOperands operands(a, b, c);
+        const bool banded = bh > 8 && bh % 8 == 0;
+        const bool f64_16_wide = dtype == BSRMM_DTYPE_F64 && bw == 16;
+        const bool avx2_range = f64_16_wide ? n <= 128 : bw <= 32 && bw * n <= 256;
+        const bool in_range = avx2 ? avx2_range : n <= 64;
+        const std::string what = std::string(dtype == BSRMM_DTYPE_F64 ? "f64 " : "f32 ") + std::to_string(bh) +
+                                 "x" + std::to_string(bw) + " N " + std::to_string(n);
+        if (bh > 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), banded && n >= 2 && in_range) << what;
+        if (bh == 8) EXPECT_EQ(cpu::rowwise_preferred(operands.args), n >= 2) << what;
+      }
 }
 
 // The AVX2 build leaves tiny blocks to the blocked variant where a block row's B rows outgrow L2
