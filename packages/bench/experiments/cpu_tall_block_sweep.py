@@ -7,7 +7,6 @@ Each time is the better of two medians of 7 calls; run on an idle machine.
 """
 import pathlib
 import sys
-import time
 
 import numpy as np
 
@@ -15,18 +14,14 @@ import bsrmm
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # packages/bench
 from bsrmm_bench import patterns  # noqa: E402
+from bsrmm_bench.timing import Budget, time_host  # noqa: E402
 
 VARIANTS = ("cpu_rowwise_simd", "cpu_blocked_simd")
+SEVEN_CALLS = Budget(warmup_runs=1, min_runs=7, max_runs=7, seconds=0.0)
 
 
-def median_ms(call, reps=7):
-    call()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3
+def median_ms(call):
+    return time_host(lambda _: call(), 1, SEVEN_CALLS)["median"]
 
 
 def main():
