@@ -82,7 +82,11 @@ const Schedule& StructurePlan::schedule(void* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!schedule_) {
     auto schedule = std::make_unique<Schedule>(build_schedule(structure_));
-    if (device_.type == BSRMM_DEVICE_CUDA) {
+    // Rows of equal length keep their order (the sort is stable): the kernels then walk rows
+    // in place, without loading row_order first (one dependent read of cold memory less in
+    // every CTA's prologue, ahead of row_ptr; docs/perf-log.md entry 89).
+    const bool reordered = !std::is_sorted(schedule->row_order.begin(), schedule->row_order.end());
+    if (device_.type == BSRMM_DEVICE_CUDA && reordered) {
       schedule->device_row_order =
           Buffer::allocate(schedule->row_order.size() * sizeof(int32_t), device_);
       detail::copy_bytes(schedule->device_row_order.data(), device_, schedule->row_order.data(),

@@ -35,7 +35,7 @@ struct Schedule {
   // follow A's sparsity, not B's height.
   std::vector<int32_t> used_columns;
   std::vector<int32_t> packed_col_idx;  // nnzb
-  detail::Buffer device_row_order;  // row_order on a CUDA matrix's device
+  detail::Buffer device_row_order;  // row_order on a CUDA matrix's device; none (null) where it is 0, 1, 2, ...
 };
 
 // The parts that depend only on the structure and the device.
