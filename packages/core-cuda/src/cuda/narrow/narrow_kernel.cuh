@@ -8,8 +8,9 @@
 // Pieces: the scheduler (which row slice and column chunk a warp owns; a long slice may be split
 // over several warps), the producer (the next `kDepth` steps' A chunks, loaded before any is used,
 // so each lane keeps several 16-byte loads in flight, and the block columns of the batch after,
-// so B's reads never wait behind them), the main loop (B rows from L1/L2 times the A chunk) and the
-// epilogue (the cross-lane sum, alpha/beta/bias/activation, the store).
+// so B's reads never wait behind them; at N = 1 the batch's B runs too), the main loop (B rows
+// from L1/L2 times the A chunk) and the epilogue (the cross-lane sum, alpha/beta/bias/activation,
+// the store).
 #pragma once
 
 #include "../kernel_parts/element.cuh"
@@ -28,10 +29,13 @@ constexpr int kThreads = kWarps * 32;
 // Steps of A loaded ahead of their use; fewer where 16 accumulators a lane leave no room.
 template <int Cols>
 constexpr int kDepth = Cols >= 16 ? 2 : 4;
-// CTAs an SM must hold: narrow products are latency-bound, so at 1-2 columns (16-32 accumulator
-// bytes a lane) the register budget buys occupancy (at most 64 registers a thread).
+// CTAs an SM must hold: narrow products are latency-bound, so at 2 columns (32 accumulator bytes
+// a lane) the register budget buys occupancy (at most 64 registers a thread). One column holds its
+// batch's B runs beside A's chunks too (the main loop), 16 registers more: 3 CTAs an SM (80
+// registers), where 4 spilled 158 bytes in the f16 decode kernel; a decode grid has ~2 CTAs an SM
+// anyway (docs/perf-log.md entry 91).
 template <int Cols>
-constexpr int kMinBlocks = Cols <= 2 ? 4 : 2;
+constexpr int kMinBlocks = Cols == 1 ? 3 : Cols <= 2 ? 4 : 2;
 
 template <typename T>
 struct NarrowParams : NarrowOperands<T> {
@@ -126,12 +130,35 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Cols>) narrow_kernel(Narr
   Cursor c = batch;
 #pragma unroll
   for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
+  // One column (N = 1, decode) read in runs down B: the batch's B runs load beside its A chunks,
+  // before either is used, so a step waits for one round trip, not A's and then B's (ncu of the
+  // decode cell put ~23% of warprows' stall samples on B's reads issued inside multiply_step,
+  // docs/perf-log.md entry 91). Wider chunks keep B's reads in the step: their runs would take
+  // kD x Cols x Vec registers more under the 64-register cap.
+  const bool b_with_a = Cols == 1 && p.b_reads == BReads::column_runs;
   for (int64_t base = start - lane; base < positions; base += int64_t(kD) * span) {
     Step<T, Vec> steps[kD];
     c = batch;
 #pragma unroll
     for (int d = 0; d < kD; ++d, c = advance(c)) steps[d] = load_step(c, columns[d]);
     batch = c;
+    if constexpr (Cols == 1) {
+      if (b_with_a) {
+        T b[kD][Vec];
+#pragma unroll
+        for (int d = 0; d < kD; ++d)
+          if (steps[d].b_row >= 0) load_run<T, Vec>(p.b + n0 * p.b_col_step + steps[d].b_row, b[d]);
+#pragma unroll
+        for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
+#pragma unroll
+        for (int d = 0; d < kD; ++d) {
+          if (steps[d].b_row < 0) continue;
+#pragma unroll
+          for (int v = 0; v < Vec; ++v) acc[0] += Element<T>::to_acc(steps[d].a[v]) * Element<T>::to_acc(b[d][v]);
+        }
+        continue;
+      }
+    }
 #pragma unroll
     for (int d = 0; d < kD; ++d, c = advance(c)) columns[d] = load_column(c);
 #pragma unroll
