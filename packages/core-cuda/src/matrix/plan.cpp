@@ -84,7 +84,7 @@ const Schedule& StructurePlan::schedule(void* stream) {
     auto schedule = std::make_unique<Schedule>(build_schedule(structure_));
     // Rows of equal length keep their order (the sort is stable): the kernels then walk rows
     // in place, without loading row_order first (one dependent read of cold memory less in
-    // every CTA's prologue, ahead of row_ptr; docs/perf-log.md entry 89).
+    // every CTA's prologue, ahead of row_ptr; docs/perf-log.md entries 89 and 91).
     const bool reordered = !std::is_sorted(schedule->row_order.begin(), schedule->row_order.end());
     if (device_.type == BSRMM_DEVICE_CUDA && reordered) {
       schedule->device_row_order =
