@@ -381,6 +381,16 @@ TEST(NarrowHeuristic, SkewedRowsF64AndExactF32MoveThePick) {
   EXPECT_TRUE(narrow::split_slices_preferred(Facts{64, 32, 16, 4, true, true}));
   EXPECT_FALSE(narrow::preferred(Facts{64, 32, 16, 4, true, false}));
   EXPECT_FALSE(narrow::split_slices_preferred(Facts{64, 32, 16, 4, true, false}));
+  // Warps a slice shares: even rows up to ~2048 warps in all (N's chunks counted), skewed rows up
+  // to 16384; two steps a warp or more either way.
+  EXPECT_EQ(narrow::warps_per_slice(2048, 1, 16, false), 1) << "8192^2 block 64 f16: 2048 slices";
+  EXPECT_EQ(narrow::warps_per_slice(1024, 1, 56, false), 2) << "4096 x 14336 block 64 f16, d 0.25";
+  EXPECT_EQ(narrow::warps_per_slice(512, 1, 112, false), 4);
+  EXPECT_EQ(narrow::warps_per_slice(100, 1, 1000, false), 8) << "at most a CTA's warps";
+  EXPECT_EQ(narrow::warps_per_slice(512, 4, 64, false), 1) << "N's chunks count as warps";
+  EXPECT_EQ(narrow::warps_per_slice(64, 1, 3, false), 1) << "each warp keeps two steps";
+  EXPECT_EQ(narrow::warps_per_slice(4096, 1, 8, true), 4) << "skewed: up to 16384 warps";
+  EXPECT_EQ(narrow::warps_per_slice(4096, 1, 8, false), 1);
   EXPECT_FALSE(narrow::preferred(Facts{64, 32, 16, 4, false, true})) << "tf32";
   EXPECT_FALSE(narrow::preferred(Facts{64, 32, 64, 4, true, true})) << "past N = 32";
   // Tiny blocks: lanes along N and the tiny-block mma kernels, but not on skewed rows.

@@ -79,6 +79,30 @@ inline bool preferred(const Facts& s) {
 // warp a slice (equal at 128x128); wider N already spreads a row over N / 16 warps (entry 79).
 inline bool split_slices_preferred(const Facts& s) { return s.skewed && s.n <= 2 * kMaxCols; }
 
+// Warps a row slice shares in the `splitrows` variants (narrow_kernel.cuh), from the slices
+// (`units`: block rows x slices a block row), the chunks of N each slice is run for, the warp
+// steps a slice takes (`steps`, the mean) and whether rows are skewed:
+// - even rows: enough to bring the warps to ~2048 (16 an SM on the H100), not more. Measured over
+//   16 decode-sized cells (N = 1-4, f16 / f32 / f64, blocks 16-128): the best split in every one;
+//   a pruned 4096 x 14336 weight (block 64, d 0.25, N = 1) 21.8 -> 15.6 us, 8192^2 block 16
+//   21.6 -> 11.2 us, and no split where slices already give 2048 warps (8192^2 block 64: the 8
+//   the skewed rule gives ran 27.9 us against 10.4; docs/perf-log.md entry 92);
+// - skewed rows: the longest slices set the time, so split while the warps stay under 16384
+//   (entry 79; power-law 32x32 f32 at N = 8-32: 0.28-0.32x one warp a slice).
+// Each warp keeps two steps or more.
+constexpr int32_t kMaxSplit = 8;            // the warps of a CTA
+constexpr int64_t kEvenRowsWarps = 2048;
+constexpr int64_t kSkewedRowsWarps = 16384;
+
+inline int32_t warps_per_slice(int64_t units, int64_t column_chunks, double steps, bool skewed) {
+  int32_t split = 1;
+  const auto room = [&](int32_t next) {
+    return skewed ? units * split < kSkewedRowsWarps : units * column_chunks * next <= kEvenRowsWarps;
+  };
+  while (split < kMaxSplit && room(2 * split) && steps / double(2 * split) >= 2.0) split *= 2;
+  return split;
+}
+
 // Blocks at most 8 high from 32 columns on: lanes along N (column_lanes_kernel.cuh) read A once
 // per 32-128 columns and feed each B element to every row of its block, where lanes along K
 // re-read A every 16 columns and use each B element once per lane.

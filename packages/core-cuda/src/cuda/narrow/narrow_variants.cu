@@ -51,16 +51,15 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
   return BReads::elements;
 }
 
-// Warps per row slice for the `splitrows` variants: enough warps in flight to cover HBM latency
-// (~16K on an H100) while each warp still runs two or more steps. Few long slices (a pruned
-// weight at N = 1: 2048 slices of 16 blocks) split; many short ones (stencils: 10^5-10^6 slices)
-// do not.
-int32_t warps_per_slice(int64_t units, int64_t nnzb, int64_t block_rows, const WarpShape& shape) {
-  const double steps = double(nnzb) / double(std::max<int64_t>(block_rows, 1)) *
+static_assert(kMaxSplit == kWarps, "a slice splits over the warps of one CTA");
+
+// Warps per row slice for the `splitrows` variants (heuristic.hpp's warps_per_slice), from the
+// warp shape the launch uses.
+int32_t split_for(const MatmulArgs& args, const WarpShape& shape, int64_t column_chunks) {
+  const BsrView& a = args.a;
+  const double steps = double(a.nnzb) / double(std::max<int64_t>(a.block_row_count, 1)) *
                        double(shape.lanes_per_block) / double(shape.stride);
-  int32_t split = 1;
-  while (split < kWarps && units * split < 16384 && steps / double(2 * split) >= 2.0) split *= 2;
-  return split;
+  return warps_per_slice(a.block_row_count * shape.slices, column_chunks, steps, facts_of(args).skewed);
 }
 
 template <typename T, int Vec, int Cols>
@@ -93,7 +92,7 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
 
   const int64_t units = a.block_row_count * p.shape.slices;
-  p.split = Split ? warps_per_slice(units, a.nnzb, a.block_row_count, p.shape) : 1;
+  p.split = Split ? split_for(args, p.shape, p.column_chunks) : 1;
   const int64_t slices_per_cta = kWarps / p.split;
   const int64_t ctas = (units + slices_per_cta - 1) / slices_per_cta * p.column_chunks;
   if (ctas > INT32_MAX)
@@ -116,13 +115,21 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
 }
 
 // Where the family applies, one warp per slice first (measured, docs/perf-log.md entry 39), the
-// split slices first on skewed rows at up to 32 columns (entry 79); the other is the tuner's
-// next candidate. Lanes along N first for blocks at most 8 high from 32 columns on.
+// split slices first on skewed rows at up to 32 columns (entry 79) and wherever even rows split
+// (too few slices to fill the GPU: entry 92); the other is the tuner's next candidate. Lanes along
+// N first for blocks at most 8 high from 32 columns on.
 template <bool Split>
 int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
   const Facts facts = facts_of(args);
   const int base = preferred(facts) ? 100 : 5;
-  return Split == split_slices_preferred(facts) ? base : base - 1;
+  bool split_first = split_slices_preferred(facts);
+  if (!facts.skewed) {
+    const WarpShape shape = choose_warp_shape(args.a.block_height, args.a.block_width, facts.element_bytes,
+                                              reinterpret_cast<std::uintptr_t>(args.a.values));
+    const int cols = columns_per_warp(args.c.cols);
+    split_first = split_for(args, shape, (args.c.cols + cols - 1) / cols) > 1;
+  }
+  return Split == split_first ? base : base - 1;
 }
 
 template <typename T>
