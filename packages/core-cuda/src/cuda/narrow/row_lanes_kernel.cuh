@@ -32,11 +32,16 @@ namespace bsrmm::cuda::narrow {
 constexpr int kRowLanesWarps = 8;
 constexpr int kRowLanesThreads = kRowLanesWarps * 32;
 constexpr int kRowLanesDepth = 4;  // steps of A a lane loads ahead of their use
-// CTAs an SM must hold (registers a thread: 64 at 4, 85 at 3, 128 at 2). Latency-bound, so
-// occupancy first, but four 16-byte chunks of 2-byte elements (32 values widened to f32 as they
-// are used) spilled at 64 registers.
+// CTAs an SM must hold (registers a thread: 48 at 5, 64 at 4, 85 at 3, 128 at 2). Latency-bound,
+// so occupancy first: at one column 5 CTAs (48 registers) where a lane's chunks are at most 8
+// bytes, measured faster there (f64 3x3 27-point 0.89x, f32 2x2 0.92x, bf16 4x4 0.93x the time
+// at 4 CTAs); f64 / f32 in 16-byte chunks ran slower at 5 (f64 4x4 27-point 1.05x, 8x8 1.15x,
+// f32 4x4 1.09x), and 2-byte ones would spill 60-96 bytes there (f16 8x8 still ran 0.90x; bf16
+// not measured), so they keep their caps (docs/perf-log.md entry 92). Four 16-byte chunks of
+// 2-byte elements (32 values widened to f32 as they are used) spilled at 64 registers.
 template <typename T, int Vec, int Cols>
-constexpr int kRowLanesMinBlocks = Cols > 2 ? 2 : (sizeof(T) == 2 && Vec == 8 ? 3 : 4);
+constexpr int kRowLanesMinBlocks =
+    Cols > 2 ? 2 : (Cols == 1 && Vec * sizeof(T) <= 8) ? 5 : (sizeof(T) == 2 && Vec == 8 ? 3 : 4);
 
 template <typename T>
 struct RowLanesParams : NarrowOperands<T> {
