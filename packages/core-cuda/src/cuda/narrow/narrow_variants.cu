@@ -53,13 +53,28 @@ BReads b_reads_for(const DenseView& b, int vec, int cols) {
 
 static_assert(kMaxSplit == kWarps, "a slice splits over the warps of one CTA");
 
-// Warps per row slice for the `splitrows` variants (heuristic.hpp's warps_per_slice), from the
-// warp shape the launch uses.
-int32_t split_for(const MatmulArgs& args, const WarpShape& shape, int64_t column_chunks) {
+// How the lanes-along-K kernel's warps cover A's blocks: the launch and the rankings read the same.
+WarpShape along_k_shape(const MatmulArgs& args) {
+  return choose_warp_shape(args.a.block_height, args.a.block_width,
+                           int32_t(bsrmm::detail::element_size(args.a.dtype)),
+                           reinterpret_cast<std::uintptr_t>(args.a.values));
+}
+
+double mean_row_blocks(const BsrView& a) {
+  return double(a.nnzb) / double(std::max<int64_t>(a.block_row_count, 1));
+}
+
+// Chunks of N the lanes-along-K kernel runs each row slice for (columns_per_warp columns each).
+int64_t column_chunks_of(int64_t n) {
+  const int cols = columns_per_warp(n);
+  return (n + cols - 1) / cols;
+}
+
+// Warps per row slice for the `splitrows` variants (heuristic.hpp's warps_per_slice).
+int32_t split_for(const MatmulArgs& args, const WarpShape& shape) {
   const BsrView& a = args.a;
-  const double steps = double(a.nnzb) / double(std::max<int64_t>(a.block_row_count, 1)) *
-                       double(shape.lanes_per_block) / double(shape.stride);
-  return warps_per_slice(a.block_row_count * shape.slices, column_chunks, steps, facts_of(args).skewed);
+  return warps_per_slice(a.block_row_count * shape.slices, column_chunks_of(args.c.cols),
+                         lanes_along_k_fill(shape, mean_row_blocks(a)).steps, facts_of(args).skewed);
 }
 
 template <typename T, int Vec, int Cols>
@@ -85,14 +100,13 @@ void narrow_launch(const MatmulArgs& args, const DeviceTraits&) {
   const BsrView& a = args.a;
   NarrowParams<T> p{};
   fill_operands<T>(p, args);
-  p.shape = choose_warp_shape(a.block_height, a.block_width, int32_t(sizeof(T)),
-                              reinterpret_cast<std::uintptr_t>(a.values));
+  p.shape = along_k_shape(args);
   const int cols = columns_per_warp(args.c.cols);
   p.b_reads = b_reads_for<T>(args.b, p.shape.vec, cols);
-  p.column_chunks = int32_t((args.c.cols + cols - 1) / cols);
+  p.column_chunks = int32_t(column_chunks_of(args.c.cols));
 
   const int64_t units = a.block_row_count * p.shape.slices;
-  p.split = Split ? split_for(args, p.shape, p.column_chunks) : 1;
+  p.split = Split ? split_for(args, p.shape) : 1;
   const int64_t slices_per_cta = kWarps / p.split;
   const int64_t ctas = (units + slices_per_cta - 1) / slices_per_cta * p.column_chunks;
   if (ctas > INT32_MAX)
@@ -122,13 +136,8 @@ template <bool Split>
 int narrow_preference(const MatmulArgs& args, const DeviceTraits&) {
   const Facts facts = facts_of(args);
   const int base = preferred(facts) ? 100 : 5;
-  bool split_first = split_slices_preferred(facts);
-  if (!facts.skewed) {
-    const WarpShape shape = choose_warp_shape(args.a.block_height, args.a.block_width, facts.element_bytes,
-                                              reinterpret_cast<std::uintptr_t>(args.a.values));
-    const int cols = columns_per_warp(args.c.cols);
-    split_first = split_for(args, shape, (args.c.cols + cols - 1) / cols) > 1;
-  }
+  const bool split_first =
+      facts.skewed ? split_slices_preferred(facts) : split_for(args, along_k_shape(args)) > 1;
   return Split == split_first ? base : base - 1;
 }
 
@@ -286,10 +295,7 @@ int row_lanes_preference(const MatmulArgs& args, const DeviceTraits&) {
   const Facts facts = facts_of(args);
   const BsrView& a = args.a;
   const int64_t warps = row_lanes_warps(a.block_row_count, facts.block_height);
-  const WarpShape along_k = choose_warp_shape(a.block_height, a.block_width, facts.element_bytes,
-                                              reinterpret_cast<std::uintptr_t>(a.values));
-  const double mean_row_blocks = double(a.nnzb) / double(std::max<int64_t>(a.block_row_count, 1));
-  const LanesAlongKFill fill = lanes_along_k_fill(along_k, mean_row_blocks);
+  const LanesAlongKFill fill = lanes_along_k_fill(along_k_shape(args), mean_row_blocks(a));
   return row_lanes_preferred(facts.block_height, facts.n, facts.skewed, warps, fill) ? 102 : 2;
 }
 
