@@ -1,5 +1,5 @@
 // The CUDA variant registry: every compiled variant (narrow with the tiny-block mma kernels,
-// sm90, sm80, fp8 widened, generic, dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
+// sm90, the column tail, sm80, fp8 widened, generic, dense fallback), and matmul(), which runs the forced variant or the heuristic's pick. The pick prefers
 // the sparse family that supports the arguments by rank (narrow where it applies, then sm90 >
 // sm80 > fp8 widened > generic), then each family's own preference; the dense fallback goes before them, after them or nowhere by A's density
 // (dense_fallback/heuristic.hpp). supporting_variants() lists every eligible variant in that
@@ -7,6 +7,7 @@
 #include "../common/dtype.hpp"
 #include "../common/error.hpp"
 #include "cuda_backend.hpp"
+#include "column_tail/column_tail.hpp"
 #include "dense_fallback/heuristic.hpp"
 #include "narrow/heuristic.hpp"
 #include "runtime/device_guard.hpp"
@@ -26,7 +27,7 @@ const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> all = [] {
     const std::pair<Family, std::vector<Variant> (*)()> families[] = {
         {Family::narrow, &narrow_variants},   {Family::narrow, &tiny_block_variants},
-        {Family::sm90, &sm90_variants},
+        {Family::sm90, &sm90_variants},       {Family::column_tail, &column_tail_variants},
         {Family::sm80, &sm80_variants},       {Family::fp8_widened, &fp8_widened_variants},
         {Family::generic, &generic_variants}, {Family::dense_fallback, &dense_fallback_variants},
     };
@@ -52,6 +53,9 @@ int family_rank(const Variant& variant, const MatmulArgs& args) {
     case Family::narrow:
       return narrow::preferred(narrow::facts_of(args)) ? kNarrowFirst : 1;
     case Family::sm90: return 6;
+    // sm90 on all but N's last few columns, whose second read of A pays from ~1000 columns on
+    // (column_tail.cu); below that it ranks under sm80 and the tuner still times it.
+    case Family::column_tail: return args.c.cols >= column_tail::kFirstFrom ? 6 : 3;
     case Family::sm80: return 4;
     case Family::fp8_widened: return 2;
     default: return 0;
@@ -138,6 +142,12 @@ std::vector<const Variant*> ranked_supporting(const MatmulArgs& args, const Devi
 const Variant* heuristic_pick(const MatmulArgs& args, const DeviceTraits& device) {
   const std::vector<const Variant*> ranked = ranked_supporting(args, device);
   return ranked.empty() ? nullptr : ranked.front();
+}
+
+bool supported_by_family(Family family, const MatmulArgs& args, const DeviceTraits& device) {
+  for (const Variant& candidate : all_variants())
+    if (candidate.family == family && candidate.supports(args, device)) return true;
+  return false;
 }
 
 std::vector<std::string> variant_names() {

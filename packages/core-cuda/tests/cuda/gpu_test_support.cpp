@@ -295,4 +295,19 @@ Outcome run_and_check(const Problem& pb) {
   return outcome;
 }
 
+bool hopper(std::string* why) {
+  int32_t count = 0;
+  if (bsrmm_cuda_device_count(&count) != BSRMM_STATUS_SUCCESS || count == 0) {
+    *why = std::string("no usable CUDA device: ") + bsrmm_last_error();
+    return false;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
+    *why = "the sm90 kernels need compute capability 9.0; device 0 is " + std::to_string(prop.major) +
+           "." + std::to_string(prop.minor);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace bsrmm::test

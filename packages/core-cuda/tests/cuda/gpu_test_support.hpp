@@ -110,4 +110,7 @@ Outcome run_and_check(const Problem& problem);
 // in every failure message so a failure can be replayed.
 uint64_t test_seed();
 
+// Whether device 0 runs the sm_90a kernels (compute capability 9.0); `why` says why not.
+bool hopper(std::string* why);
+
 }  // namespace bsrmm::test
