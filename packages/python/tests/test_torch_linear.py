@@ -276,3 +276,52 @@ def test_training_step_multiplies_three_times_and_inference_fuses_the_activation
     with torch.no_grad(), Calls() as calls:
         torch.testing.assert_close(layer(x), want.detach(), rtol=1e-12, atol=1e-12)
     assert calls.seen == [("bsr_mm", activation)]
+
+
+def test_eager_inference_skips_the_dispatcher_and_everything_else_goes_through_the_op(monkeypatch):
+    """Without autograd recording (no_grad, inference_mode) BsrLinear calls the op's body
+    directly; recording, or under the profiler, it calls the op. Every path against float64 of
+    the dense-masked layer (gelu fused in the epilogue or run after)."""
+    from bsrmm.torch import _ops
+
+    calls = []
+    op = _ops.bsr_mm
+    monkeypatch.setattr(_ops, "bsr_mm", lambda *args: calls.append(args[4]) or op(*args))
+    layer = BsrLinear.from_linear(_linear(64, 48, 3, torch.float64), 16, density=0.5, activation="gelu")
+    x = torch.randn(5, 64, dtype=torch.float64)
+    want = torch.nn.functional.gelu(x @ layer.to_dense().detach().T + layer.bias.detach(), approximate="tanh")
+    with torch.no_grad():
+        torch.testing.assert_close(layer(x), want, rtol=1e-12, atol=1e-12)
+    with torch.inference_mode():
+        torch.testing.assert_close(layer(x), want, rtol=1e-12, atol=1e-12)
+    assert calls == []
+    torch.testing.assert_close(layer(x).detach(), want, rtol=1e-12, atol=1e-12)
+    assert calls == ["none"]  # recorded: the multiply, then torch's gelu
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        torch.testing.assert_close(layer(x), want, rtol=1e-12, atol=1e-12)
+    assert calls == ["none", "gelu"]
+
+
+def test_runs_eagerly_only_where_no_trace_mode_or_autograd_would_see_the_op():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from bsrmm.torch._ops import runs_eagerly
+
+    weights, x = torch.randn(3, requires_grad=True), torch.randn(3)
+    assert runs_eagerly(x, None)
+    assert not runs_eagerly(weights, x)
+    with torch.no_grad():
+        assert runs_eagerly(weights, x)
+        assert runs_eagerly(torch.nn.Parameter(torch.randn(3)), x)
+
+    class Wrapped(torch.Tensor):
+        pass
+
+    assert not runs_eagerly(x.as_subclass(Wrapped))
+    with torch.device("cpu"):  # a torch-function mode
+        assert not runs_eagerly(x)
+    seen = []
+    torch.func.vmap(lambda t: seen.append(runs_eagerly(t)) or t)(torch.randn(2, 3))
+    assert seen == [False]
+    with FakeTensorMode():
+        assert not runs_eagerly(torch.empty(3))

@@ -86,16 +86,60 @@ def _check_bsr_mm(
     return rows, cols
 
 
+def bsr_mm_body(
+    values: torch.Tensor, pattern: int, x: torch.Tensor, bias: Optional[torch.Tensor],
+    activation: str, transpose: bool,
+) -> torch.Tensor:
+    """What the op runs on real tensors: checks, a fresh y, the multiply. Callers outside the
+    op (BsrLinear's eager path) call it only where :func:`runs_eagerly` says the dispatcher
+    would do nothing else."""
+    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, transpose)
+    y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
+    _multiply(values, pattern, x, y, bias, activation, transpose)
+    return y
+
+
 @torch.library.custom_op("bsrmm::bsr_mm", mutates_args=())
 def bsr_mm(
     values: torch.Tensor, pattern: int, x: torch.Tensor, bias: Optional[torch.Tensor],
     activation: str, transpose: bool,
 ) -> torch.Tensor:
     """``act(x @ op(W)^T + bias)`` with W the pattern ``pattern`` holding ``values``."""
-    rows, _ = _check_bsr_mm(values, _patterns.lookup(pattern), x, bias, activation, transpose)
-    y = torch.empty((x.shape[0], rows), dtype=values.dtype, device=values.device)
-    _multiply(values, pattern, x, y, bias, activation, transpose)
-    return y
+    return bsr_mm_body(values, pattern, x, bias, activation, transpose)
+
+
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+# Private torch state, read defensively: absent in a torch that moved it, the eager path is
+# simply not taken (the op is always correct, only slower).
+_functorch_wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)
+_function_mode_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+try:
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+except ImportError:  # pragma: no cover - a torch without it
+    _get_current_dispatch_mode = None  # type: ignore[assignment]
+
+
+def runs_eagerly(*tensors: Optional[torch.Tensor]) -> bool:
+    """Whether torch's dispatcher would only run :func:`bsr_mm_body` on these tensors, so a
+    caller may call it directly: autograd records nothing (no grad mode, or no input that
+    requires grad), nothing traces or transforms (torch.compile, export, FakeTensor, vmap /
+    functorch, tensor subclasses), no dispatch or torch-function mode is active and the
+    profiler is off (so traces still show the op). The dispatch costs a third of a decode-size
+    call's host time (15.0 against 9.1 us on a fast host, ~75 us in all on the H100 machines'
+    hosts where the kernel takes 15-35; docs/perf-log.md entries 93-94)."""
+    # First: under torch.compile Dynamo folds this to True and traces nothing below.
+    if torch.compiler.is_compiling():
+        return False
+    if _functorch_wrapped is None or _function_mode_enabled is None or _get_current_dispatch_mode is None:
+        return False
+    grad = torch.is_grad_enabled()
+    for tensor in tensors:
+        if tensor is None:
+            continue
+        if type(tensor) not in _PLAIN_TENSORS or (grad and tensor.requires_grad) or _functorch_wrapped(tensor):
+            return False
+    return not (_function_mode_enabled() or _get_current_dispatch_mode() is not None or
+                torch.autograd.profiler._is_profiler_enabled)
 
 
 def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor,
