@@ -294,6 +294,7 @@ def test_eager_inference_skips_the_dispatcher_and_everything_else_goes_through_t
         torch.testing.assert_close(layer(x), want, rtol=1e-12, atol=1e-12)
     with torch.inference_mode():
         torch.testing.assert_close(layer(x), want, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(layer(x.reshape(1, 5, 64)), want.reshape(1, 5, 48), rtol=1e-12, atol=1e-12)
     assert calls == []
     torch.testing.assert_close(layer(x).detach(), want, rtol=1e-12, atol=1e-12)
     assert calls == ["none"]  # recorded: the multiply, then torch's gelu

@@ -161,16 +161,17 @@ class BsrLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_features:
             raise ValueError(f"x has {x.shape[-1]} features; this layer takes {self.in_features}")
-        tokens = x.reshape(-1, self.in_features)
+        tokens = x if x.dim() == 2 else x.reshape(-1, self.in_features)
         unfused = self._activation_unfused(x)
         activation = "none" if unfused else self.activation
         # Inference in eager mode skips torch's dispatcher (a third of a decode step's host
         # time); anything autograd, a trace or a mode must see goes through the op.
-        multiply = _ops.bsr_mm_body if _ops.runs_eagerly(self.values, tokens, self.bias) else _ops.bsr_mm
-        y: torch.Tensor = multiply(self.values, self._pattern_key, tokens, self.bias, activation, False)
+        values, bias = self.values, self.bias
+        multiply = _ops.bsr_mm_body if _ops.runs_eagerly(values, tokens, bias) else _ops.bsr_mm
+        y: torch.Tensor = multiply(values, self._pattern_key, tokens, bias, activation, False)
         if unfused:
             y = F.gelu(y, approximate="tanh") if self.activation == "gelu" else F.silu(y)
-        return y.reshape(*x.shape[:-1], self.out_features)
+        return y if x.dim() == 2 else y.reshape(*x.shape[:-1], self.out_features)
 
     def _activation_unfused(self, x: torch.Tensor) -> bool:
         """Whether gelu / silu runs as torch's own op after the multiply instead of in its

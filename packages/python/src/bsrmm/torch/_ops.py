@@ -111,7 +111,7 @@ def bsr_mm(
 _PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
 # Private torch state, read defensively: absent in a torch that moved it, the eager path is
 # simply not taken (the op is always correct, only slower).
-_functorch_wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
 _function_mode_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", None)
 try:
     from torch.utils._python_dispatch import _get_current_dispatch_mode
@@ -130,16 +130,16 @@ def runs_eagerly(*tensors: Optional[torch.Tensor]) -> bool:
     # First: under torch.compile Dynamo folds this to True and traces nothing below.
     if torch.compiler.is_compiling():
         return False
-    if _functorch_wrapped is None or _function_mode_enabled is None or _get_current_dispatch_mode is None:
+    if _functorch_active is None or _function_mode_enabled is None or _get_current_dispatch_mode is None:
+        return False
+    if (_functorch_active() or _function_mode_enabled() or _get_current_dispatch_mode() is not None or
+            torch.autograd.profiler._is_profiler_enabled):
         return False
     grad = torch.is_grad_enabled()
     for tensor in tensors:
-        if tensor is None:
-            continue
-        if type(tensor) not in _PLAIN_TENSORS or (grad and tensor.requires_grad) or _functorch_wrapped(tensor):
+        if tensor is not None and (type(tensor) not in _PLAIN_TENSORS or (grad and tensor.requires_grad)):
             return False
-    return not (_function_mode_enabled() or _get_current_dispatch_mode() is not None or
-                torch.autograd.profiler._is_profiler_enabled)
+    return True
 
 
 def multiply_into(values: torch.Tensor, pattern: int, x: torch.Tensor, out: torch.Tensor,
