@@ -16,18 +16,6 @@
 namespace bsrmm::test {
 namespace {
 
-// Device 0 runs the sm90 kernels (compute capability 9.0).
-bool sm90a_device(std::string* why) {
-  if (!gpu_available(why)) return false;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
-    *why = "the sm90 kernels need compute capability 9.0; device 0 is " + std::to_string(prop.major) + "." +
-           std::to_string(prop.minor);
-    return false;
-  }
-  return true;
-}
-
 const char* pair_name(bsrmm_dtype a, bsrmm_dtype b) {
   const bool a4 = a == BSRMM_DTYPE_FLOAT8_E4M3, b4 = b == BSRMM_DTYPE_FLOAT8_E4M3;
   return a4 ? (b4 ? "e4m3xe4m3" : "e4m3xe5m2") : (b4 ? "e5m2xe4m3" : "e5m2xe5m2");
@@ -184,7 +172,7 @@ TEST(GpuFp8, WidenedVariantsMatchFloat64) {
 TEST(GpuFp8, HeuristicWidensSmallBlocksOntoTensorCores) {
   BSRMM_REQUIRE_GPU();
   std::string why;
-  const bool sm90 = sm90a_device(&why);
+  const bool sm90 = hopper(&why);
   for (int32_t block : {16, 32, 64}) {
     Fp8Shape shape;
     shape.block_rows = 8, shape.block_cols = 8, shape.bh = block, shape.bw = block, shape.n = 256;
@@ -245,7 +233,7 @@ Fp8Shape fp8_tile_shape(const Fp8Tile& tile, int64_t block_rows, int64_t n) {
 // column, beta and an activation on some; forced, and the heuristic's pick on the same problem.
 TEST(GpuFp8, Sm90RowTilesMatchFloat64) {
   std::string why;
-  if (!sm90a_device(&why)) GTEST_SKIP() << why;
+  if (!hopper(&why)) GTEST_SKIP() << why;
   const GpuFp8Case pairs[] = {
       {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
       {BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E5M2, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, false},
@@ -272,7 +260,7 @@ TEST(GpuFp8, Sm90RowTilesMatchFloat64) {
 // the float64 reference takes seconds a case on the host.
 TEST(GpuFp8, Sm90RowTilesManyTilesPerCta) {
   std::string why;
-  if (!sm90a_device(&why)) GTEST_SKIP() << why;
+  if (!hopper(&why)) GTEST_SKIP() << why;
   const GpuFp8Case k{BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_FLOAT8_E4M3, BSRMM_DTYPE_BF16, BSRMM_SCALE_PER_BLOCK, true};
   uint64_t seed = 3000;
   for (const Fp8Tile& tile : kFp8Tiles) {

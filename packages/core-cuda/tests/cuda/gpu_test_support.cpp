@@ -296,11 +296,7 @@ Outcome run_and_check(const Problem& pb) {
 }
 
 bool hopper(std::string* why) {
-  int32_t count = 0;
-  if (bsrmm_cuda_device_count(&count) != BSRMM_STATUS_SUCCESS || count == 0) {
-    *why = std::string("no usable CUDA device: ") + bsrmm_last_error();
-    return false;
-  }
+  if (!gpu_available(why)) return false;
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
     *why = "the sm90 kernels need compute capability 9.0; device 0 is " + std::to_string(prop.major) +
