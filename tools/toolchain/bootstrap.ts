@@ -5,12 +5,13 @@ import { toolchainLayout } from "./layout.ts";
 import { ensureNodeDependencies, ensurePnpm } from "./node-deps.ts";
 import { ensurePythonVenv, ensureTorch } from "./python-venv.ts";
 import { checkRust } from "./rust.ts";
-import { ensureSystemPrerequisites } from "./system.ts";
+import { ensureSystemPrerequisites, freeGigabytes } from "./system.ts";
 
 export function bootstrap(): void {
   const started = Date.now();
   const layout = toolchainLayout();
-  console.log(`bootstrap: toolchain at ${layout.root}`);
+  // The free disk, printed first: a fresh CI machine once ran out of it halfway through torch.
+  console.log(`bootstrap: toolchain at ${layout.root} (${freeGigabytes(layout.root).toFixed(1)} GB free)`);
   ensureSystemPrerequisites();
   checkRust();
   ensureNodeDependencies(layout, ensurePnpm(layout));

@@ -4,10 +4,19 @@ import { join } from "node:path";
 import { gpuHost, type ToolchainLayout } from "./layout.ts";
 import { probe, run } from "./run.ts";
 import { hashOf, Stamp } from "./stamp.ts";
-import { pythonCommand } from "./system.ts";
+import { freeGigabytes, pythonCommand } from "./system.ts";
 
 export const pythonRequirements = join(import.meta.dirname, "requirements", "python.txt");
 export const torchRequirements = join(import.meta.dirname, "requirements", "torch.txt");
+export const torchCpuHostRequirements = join(import.meta.dirname, "requirements", "torch-cpu-host.txt");
+
+// pip's cache would keep a second copy of every wheel (torch's are 2.7 GB): CI machines are fresh,
+// and the disk, not the network, is what ran out (stop 46: "No space left on device" mid-install).
+const PIP_INSTALL = ["-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir"];
+
+// Peak disk of the torch install: pip downloads every wheel before it unpacks any (2.7 GB on a CPU
+// host, 3.0 GB with Triton) and the unpacked packages take 4.2 GB (5.2 GB). Measured 2026-11-28.
+const TORCH_DISK_NEED_GB = { cpuHost: 7.5, gpuHost: 9 } as const;
 
 const MIN_PYTHON: readonly [number, number] = [3, 10];
 
@@ -36,26 +45,43 @@ export function ensurePythonVenv(layout: ToolchainLayout): void {
     run(python, ["-m", "venv", "--clear", layout.venv]);
   }
   console.log("bootstrap: installing the pinned Python packages");
-  run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", pythonRequirements]);
+  run(layout.venvPython, [...PIP_INSTALL, "-r", pythonRequirements]);
   const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
   stamp.record(hashOf([version, requirements]));
 }
 
 /**
- * torch (requirements/torch.txt) on every machine: bsrmm.torch's tests run on the CPU in CI, and
- * the GPU benchmark needs it. The same CUDA wheel everywhere (PyPI has no CPU-only Linux build);
- * it runs on the CPU when no driver answers.
+ * torch on every machine: bsrmm.torch's tests run on the CPU in CI, and the GPU benchmark needs it.
+ * PyPI has no CPU-only Linux build, so both hosts install the CUDA wheel (it runs on the CPU when no
+ * driver answers); a machine without a driver takes the pinned closure less Triton, `--no-deps`.
+ *
+ * Without room for it (a full disk would fail the install halfway and every later step with it),
+ * torch is left out with a message saying so: bsrmm.torch's test modules then skip, each with the
+ * reason "No module named 'torch'", and everything else still builds and runs.
  */
 export function ensureTorch(layout: ToolchainLayout): void {
-  const requirements = readFileSync(torchRequirements, "utf8");
+  const onGpuHost = gpuHost();
+  const requirementsFile = onGpuHost ? torchRequirements : torchCpuHostRequirements;
+  const requirements = readFileSync(requirementsFile, "utf8");
   const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
   const stamp = new Stamp(layout.stampDir, "python-torch");
   if (stamp.matches(hashOf([version, requirements]))) {
     console.log("bootstrap: torch up to date");
     return;
   }
-  const where = gpuHost() ? "GPU host" : "no working nvidia-smi (torch runs on the CPU)";
-  console.log(`bootstrap: installing torch (${where}; about 3 GB with its CUDA libraries)`);
-  run(layout.venvPython, ["-m", "pip", "install", "--disable-pip-version-check", "-r", torchRequirements]);
+  const need = onGpuHost ? TORCH_DISK_NEED_GB.gpuHost : TORCH_DISK_NEED_GB.cpuHost;
+  const free = freeGigabytes(layout.venv);
+  if (free < need) {
+    console.log(
+      `bootstrap: NOT installing torch: ${free.toFixed(1)} GB free under ${layout.venv}, and its install ` +
+        `needs about ${need} GB at its peak. bsrmm.torch's tests will skip ("No module named 'torch'"). ` +
+        "Free some space and run the bootstrap again to install it.",
+    );
+    return;
+  }
+  const where = onGpuHost ? "GPU host" : "no working nvidia-smi: torch runs on the CPU, Triton left out";
+  console.log(`bootstrap: installing torch (${where}; ${free.toFixed(0)} GB free, about ${need} GB needed)`);
+  const args = onGpuHost ? ["-r", requirementsFile] : ["--no-deps", "-r", requirementsFile];
+  run(layout.venvPython, [...PIP_INSTALL, ...args]);
   stamp.record(hashOf([version, requirements]));
 }

@@ -2,8 +2,8 @@
 // GoogleTest headers (the core's C++ tests) and Python's venv module; optionally clang with
 // libFuzzer (the core's fuzz targets, skipped without it). On Debian/Ubuntu as root the bootstrap
 // installs what is missing with apt-get; elsewhere it says what to install.
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, statfsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { run, probe } from "./run.ts";
 
 interface Prerequisite {
@@ -80,4 +80,15 @@ export function ensureSystemPrerequisites(): void {
   }
   const still = required.filter((p) => !p.present());
   if (still.length > 0) throw new Error(`still missing after apt-get: ${still.map((p) => p.what).join(", ")}`);
+}
+
+/**
+ * Free space, in GiB, on the filesystem that will hold `path` (its nearest existing ancestor's),
+ * as much as an unprivileged user may fill.
+ */
+export function freeGigabytes(path: string): number {
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const stats = statfsSync(existing);
+  return (stats.bavail * stats.bsize) / 1024 ** 3;
 }
