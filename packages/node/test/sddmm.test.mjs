@@ -90,6 +90,25 @@ for (const dtype of ["f32", "f64", "f16", "bf16"]) {
   });
 }
 
+// 2^18 multiply-adds (nnz * T) is the most `sddmm` computes on the calling thread (inline.ts);
+// one over it goes to a worker, whose result arrives only when the event loop turns.
+for (const [label, t, inline] of [["at the inline limit", 64, true], ["just over it", 65, false]]) {
+  test(`an SDDMM ${label} (T = ${t}) ${inline ? "settles at once" : "goes to a worker"}, and is right either way`, async () => {
+    const r = rng(7100 + t);
+    const a = randomBsr(r, "f32", 4, 4, [16, 16], 1); // 64 x 64, every block stored: nnz = 4096
+    const pattern = BsrMatrix.fromBsr({ ...a, dtype: "f32" });
+    assert.equal(pattern.nnz * t > 2 ** 18, !inline);
+    const x = Float32Array.from({ length: 64 * t }, () => r.value());
+    const y = Float32Array.from({ length: t * 64 }, () => r.value());
+    const pending = sddmm(pattern, { data: x, rows: 64, cols: t }, { data: y, rows: t, cols: 64 }, { alpha: -0.75 });
+    let settled = false;
+    pending.then(() => (settled = true));
+    for (let turn = 0; turn < 20 && !settled; turn++) await Promise.resolve();
+    assert.equal(settled, inline);
+    check(`f32 T = ${t}`, "f32", await pending, reference(a, x, "row-major", y, "row-major", t, -0.75, 0, null));
+  });
+}
+
 test("the weight gradient: dW = sddmm(W, dY, X^T) with X^T a col-major view of X, as a matrix of W's structure", async () => {
   const r = rng(7100);
   const a = randomBsr(r, "f32", 4, 5, [3, 2], 0.5);

@@ -118,9 +118,11 @@ test("a loop of 3 multiplies accumulates into one out (beta = 1), sync and async
 
 test("concurrent async multiplies: out is claimed until its multiply settles", async () => {
   const r = rng(930);
-  const a = randomBsr(r, "f32", 8, 8, [8, 8], 0.6);
+  const a = randomBsr(r, "f32", 8, 8, [8, 8], 1);
   const A = BsrMatrix.fromBsr(a);
-  const n = 16;
+  // nnz 4096 times N = 128 is over the 2^18 multiply-adds that `matmul` computes on the calling
+  // thread (ts/inline.ts): each multiply goes to a worker and stays in flight until awaited.
+  const n = 128;
   const b1 = random(r, "f32", a.cols * n);
   const b2 = random(r, "f32", a.cols * n);
   const B1 = Tensor.from(b1, { rows: a.cols, cols: n });

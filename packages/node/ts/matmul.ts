@@ -9,6 +9,7 @@ import native, { type NativeEpilogue, type NativeMatmulOptions } from "./native.
 import { bytes, checkDType, checkFp8DType, checkOperand, describe, isFp8, toPublic, type ArrayOf, type DType, type DenseArray, type Fp8DType } from "./dtype.js";
 import { checkBScales, type BScales } from "./fp8.js";
 import { fromNative, invalid, native as call, unsupported } from "./errors.js";
+import { runsInline } from "./inline.js";
 import { BsrMatrix } from "./matrix.js";
 import { checkDevice, checkLayout, checkSize, type Device, type Layout } from "./shape.js";
 import { Tensor } from "./tensor.js";
@@ -238,7 +239,8 @@ function prepareTensors(a: BsrMatrix, b: DenseArray | Dense | Tensor, options: M
 
 /**
  * C = alpha * op(A) * B + beta * C (+ bias, activation), computed on a worker thread: the JS
- * thread stays free.
+ * thread stays free. (A CPU multiply of at most 2^18 multiply-adds, nnz(A) * N, which finishes in
+ * less time than the hand-off to a worker takes, runs on the calling thread instead: inline.ts.)
  *
  * Arrays: returns a new array of A's dtype (Float32Array for an f32 A, ...; in `options.layout`);
  * operands are copied when the call is made, so the caller may reuse its arrays at once. A
@@ -263,6 +265,10 @@ export async function matmul(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Den
   if (usesTensors(b, options)) {
     refuseFp8Tensors(a);
     const p = prepareTensors(a as BsrMatrix, b, options);
+    if (runsInline(a.device, a.nnz * p.b.cols)) {
+      call(() => native.matmulIntoSync(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue));
+      return p.out;
+    }
     await (call(() => native.matmulInto(a.native, p.b.native, p.out.native, p.bias?.native, p.epilogue)) as Promise<void>).catch(
       (error: unknown) => {
         throw fromNative(error);
@@ -271,6 +277,7 @@ export async function matmul(a: BsrMatrix<DType | Fp8DType>, b: DenseArray | Den
     return p.out;
   }
   const p = prepare(a, b as DenseArray | Dense, options);
+  if (runsInline(a.device, a.nnz * p.bCols)) return toPublic(call(() => native.matmulSync(a.native, p.b, p.bRows, p.bCols, p.options)), p.outDtype);
   const result = await (call(() => native.matmul(a.native, p.b, p.bRows, p.bCols, p.options)) as Promise<
     Float32Array | Float64Array | Uint16Array
   >).catch((error: unknown) => {

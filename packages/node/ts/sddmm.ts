@@ -9,6 +9,7 @@
 import native from "./native.js";
 import { checkOperand, describe, type ArrayOf, type DType, type DenseArray } from "./dtype.js";
 import { fromNative, invalid, native as call, unsupported } from "./errors.js";
+import { runsInline } from "./inline.js";
 import type { Dense } from "./matmul.js";
 import { BsrMatrix } from "./matrix.js";
 import { checkLayout, checkSize } from "./shape.js";
@@ -174,7 +175,8 @@ function settle<D extends DType>(p: Prepared, tensors: boolean): ArrayOf[D] | Te
 
 /**
  * values[b] = alpha * (X Y)[block b of `pattern`] + beta * values[b] for every stored block b,
- * on a worker thread. `pattern` (rows x cols) gives the blocks (its own values are not read); X
+ * on a worker thread (one of at most 2^18 multiply-adds, nnz * T, on the CPU runs on the calling
+ * thread instead: inline.ts). `pattern` (rows x cols) gives the blocks (its own values are not read); X
  * is rows x T and Y is T x cols, in either layout (a bare array is row-major, X with `rows` rows,
  * Y with `cols` columns; X^T of a row-major X is `{ data: x, rows: T, cols, layout: "col-major" }`).
  *
@@ -191,11 +193,15 @@ export async function sddmm(pattern: BsrMatrix, x: DenseArray | Dense | Tensor, 
   const tensors = usesTensors(x, y, options);
   const p = prepare(pattern, x, y, options);
   try {
-    await (call(() => native.sddmmInto(pattern.native, p.x.native, p.y.native, p.out.native, p.alpha, p.beta)) as Promise<void>).catch(
-      (error: unknown) => {
-        throw fromNative(error);
-      },
-    );
+    if (runsInline(pattern.device, pattern.nnz * p.x.cols)) {
+      call(() => native.sddmmIntoSync(pattern.native, p.x.native, p.y.native, p.out.native, p.alpha, p.beta));
+    } else {
+      await (call(() => native.sddmmInto(pattern.native, p.x.native, p.y.native, p.out.native, p.alpha, p.beta)) as Promise<void>).catch(
+        (error: unknown) => {
+          throw fromNative(error);
+        },
+      );
+    }
   } catch (error) {
     p.made.forEach((t) => t.dispose());
     throw error;
