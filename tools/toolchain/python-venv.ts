@@ -50,6 +50,15 @@ export function ensurePythonVenv(layout: ToolchainLayout): void {
   stamp.record(hashOf([version, requirements]));
 }
 
+/** How this machine gets torch: the requirements file and pip's arguments, or why it is left out. */
+export interface TorchPlan {
+  requirementsFile: string;
+  pipArgs: string[];
+  /** Set when torch is left out: the bootstrap prints it instead of installing. */
+  skipReason?: string;
+  summary: string;
+}
+
 /**
  * torch on every machine: bsrmm.torch's tests run on the CPU in CI, and the GPU benchmark needs it.
  * PyPI has no CPU-only Linux build, so both hosts install the CUDA wheel (it runs on the CPU when no
@@ -59,29 +68,33 @@ export function ensurePythonVenv(layout: ToolchainLayout): void {
  * torch is left out with a message saying so: bsrmm.torch's test modules then skip, each with the
  * reason "No module named 'torch'", and everything else still builds and runs.
  */
-export function ensureTorch(layout: ToolchainLayout): void {
-  const onGpuHost = gpuHost();
+export function torchPlan(onGpuHost: boolean, freeGb: number, where: string): TorchPlan {
   const requirementsFile = onGpuHost ? torchRequirements : torchCpuHostRequirements;
-  const requirements = readFileSync(requirementsFile, "utf8");
+  const pipArgs = [...PIP_INSTALL, ...(onGpuHost ? [] : ["--no-deps"]), "-r", requirementsFile];
+  const need = onGpuHost ? TORCH_DISK_NEED_GB.gpuHost : TORCH_DISK_NEED_GB.cpuHost;
+  const host = onGpuHost ? "GPU host" : "no working nvidia-smi: torch runs on the CPU, Triton left out";
+  const summary = `${host}; ${freeGb.toFixed(1)} GB free, about ${need} GB needed`;
+  if (freeGb >= need) return { requirementsFile, pipArgs, summary };
+  const skipReason =
+    `${freeGb.toFixed(1)} GB free under ${where}, and its install needs about ${need} GB at its peak. ` +
+    `bsrmm.torch's tests will skip ("No module named 'torch'"). Free some space and run the bootstrap again to install it.`;
+  return { requirementsFile, pipArgs, skipReason, summary };
+}
+
+export function ensureTorch(layout: ToolchainLayout): void {
+  const plan = torchPlan(gpuHost(), freeGigabytes(layout.venv), layout.venv);
+  const requirements = readFileSync(plan.requirementsFile, "utf8");
   const version = probe(layout.venvPython, ["--version"]) ?? "unknown";
   const stamp = new Stamp(layout.stampDir, "python-torch");
   if (stamp.matches(hashOf([version, requirements]))) {
     console.log("bootstrap: torch up to date");
     return;
   }
-  const need = onGpuHost ? TORCH_DISK_NEED_GB.gpuHost : TORCH_DISK_NEED_GB.cpuHost;
-  const free = freeGigabytes(layout.venv);
-  if (free < need) {
-    console.log(
-      `bootstrap: NOT installing torch: ${free.toFixed(1)} GB free under ${layout.venv}, and its install ` +
-        `needs about ${need} GB at its peak. bsrmm.torch's tests will skip ("No module named 'torch'"). ` +
-        "Free some space and run the bootstrap again to install it.",
-    );
+  if (plan.skipReason !== undefined) {
+    console.log(`bootstrap: NOT installing torch: ${plan.skipReason}`);
     return;
   }
-  const where = onGpuHost ? "GPU host" : "no working nvidia-smi: torch runs on the CPU, Triton left out";
-  console.log(`bootstrap: installing torch (${where}; ${free.toFixed(0)} GB free, about ${need} GB needed)`);
-  const args = onGpuHost ? ["-r", requirementsFile] : ["--no-deps", "-r", requirementsFile];
-  run(layout.venvPython, [...PIP_INSTALL, ...args]);
+  console.log(`bootstrap: installing torch (${plan.summary})`);
+  run(layout.venvPython, plan.pipArgs);
   stamp.record(hashOf([version, requirements]));
 }
