@@ -401,7 +401,8 @@ impl<T: Element> BsrMatrix<T> {
     }
 
     /// [`with_values`](Self::with_values) from a raw pointer on `device`; with `borrow` the
-    /// values (which must then be on this matrix's CUDA device) are used in place.
+    /// values (which must then be where this matrix is: on the host, or on its CUDA device) are
+    /// used in place instead of copied.
     ///
     /// # Safety
     /// `values` must be readable for [`nnz`](Self::nnz) elements on `device` for the call; with

@@ -1,10 +1,12 @@
 //! The ops on host-memory backends (Flex): read the operands, multiply (or SDDMM) on bsrmm's
 //! CPU backend, and hand the result back to the backend.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use bsrmm::{bf16, f16, BsrMatrix, Context, CreateOptions, DenseRef, Element, Layout, MatmulOptions, Op, SddmmOptions};
+use bsrmm::{bf16, f16, BsrMatrix, Context, CreateOptions, DenseRef, Device, Element, Layout, MatmulOptions, Op, SddmmOptions};
 use burn::backend::{Backend, TensorMetadata};
+use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
 use burn::tensor::{DType, TensorData, try_read_sync};
 
@@ -25,8 +27,10 @@ pub(crate) fn read<B: Backend>(tensor: FloatTensor<B>) -> TensorData {
 }
 
 /// `op(A) * dense` (+ a per-row `bias`, in the multiply's epilogue) where A is `pattern` with
-/// `values`, for any backend whose tensors can be read on the host. Shapes were checked by the
-/// public entry point.
+/// `values`, for any backend whose tensors can be read on the host (Flex has its own, below,
+/// that reads them in place; Cube's falls back to this). Shapes were checked by the public entry
+/// point.
+#[cfg(feature = "cuda")]
 pub(crate) fn bsr_matmul<B: Backend>(
     values: FloatTensor<B>,
     dense: FloatTensor<B>,
@@ -38,48 +42,122 @@ pub(crate) fn bsr_matmul<B: Backend>(
     let values = read::<B>(values);
     let dense = read::<B>(dense);
     let bias = bias.map(read::<B>);
-    let bias = bias.as_ref();
     let out = match values.dtype() {
-        DType::F32 => multiply::<f32>(&values, &dense, bias, pattern, transpose),
-        DType::F64 => multiply::<f64>(&values, &dense, bias, pattern, transpose),
-        DType::F16 => multiply::<f16>(&values, &dense, bias, pattern, transpose),
-        DType::BF16 => multiply::<bf16>(&values, &dense, bias, pattern, transpose),
+        DType::F32 => read_and_multiply::<f32>(&values, &dense, bias.as_ref(), pattern, transpose),
+        DType::F64 => read_and_multiply::<f64>(&values, &dense, bias.as_ref(), pattern, transpose),
+        DType::F16 => read_and_multiply::<f16>(&values, &dense, bias.as_ref(), pattern, transpose),
+        DType::BF16 => read_and_multiply::<bf16>(&values, &dense, bias.as_ref(), pattern, transpose),
         other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
     };
     B::float_from_data(out, &device)
 }
 
-fn multiply<T: Element + burn::tensor::Element>(
+/// [`bsr_matmul`] on Flex, whose tensors are host memory: the operands are read where they lie
+/// (a contiguous tensor as a slice of its storage; only a strided view is copied), where
+/// `float_into_data` copied every tensor still shared, as a layer's weights always are: 16.8 MB of
+/// f32 values cost ~2 ms a call on a 2-core host, ten times an N = 1 multiply (perf-log 97).
+pub(crate) fn flex_bsr_matmul(
+    values: FlexTensor,
+    dense: FlexTensor,
+    bias: Option<FlexTensor>,
+    pattern: &BsrPattern,
+    transpose: bool,
+) -> FlexTensor {
+    let bias = bias.as_ref();
+    let out = match values.dtype() {
+        DType::F32 => flex_multiply::<f32>(&values, &dense, bias, pattern, transpose),
+        DType::F64 => flex_multiply::<f64>(&values, &dense, bias, pattern, transpose),
+        DType::F16 => flex_multiply::<f16>(&values, &dense, bias, pattern, transpose),
+        DType::BF16 => flex_multiply::<bf16>(&values, &dense, bias, pattern, transpose),
+        other => panic!("burn-bsrmm: values of dtype {other:?} are not supported (f32, f64, f16, bf16 are)"),
+    };
+    FlexTensor::from_data(out)
+}
+
+/// A Flex tensor's elements as `T`, in place when it is contiguous (row-major), else copied so.
+fn flex_elements<'a, T: burn::tensor::Element + bytemuck::Pod>(tensor: &'a FlexTensor, what: &str) -> Cow<'a, [T]> {
+    if tensor.dtype() != T::dtype() {
+        panic!("burn-bsrmm: {what} is {:?}, the multiply's dtype is {:?}", tensor.dtype(), T::dtype());
+    }
+    match tensor.as_slice::<T>() {
+        Some(slice) => Cow::Borrowed(slice),
+        None => Cow::Owned(tensor.to_contiguous().as_slice::<T>().expect("a contiguous copy reads as a slice").to_vec()),
+    }
+}
+
+fn flex_multiply<T: Element + burn::tensor::Element + bytemuck::Pod>(
+    values: &FlexTensor,
+    dense: &FlexTensor,
+    bias: Option<&FlexTensor>,
+    pattern: &BsrPattern,
+    transpose: bool,
+) -> TensorData {
+    let shape = dense.layout().shape();
+    let (k, n) = (shape[0], shape[1]);
+    let values = flex_elements::<T>(values, "values");
+    let dense = flex_elements::<T>(dense, "dense");
+    let bias = bias.map(|bias| flex_elements::<T>(bias, "bias"));
+    multiply(&values, &dense, (k, n), bias.as_deref(), pattern, transpose)
+}
+
+/// The generic path's operands as `T`: a dense operand or bias of another dtype is converted
+/// (bsrmm multiplies one dtype), one of the values' dtype is read as it is.
+#[cfg(feature = "cuda")]
+fn read_and_multiply<T: Element + burn::tensor::Element>(
     values: &TensorData,
     dense: &TensorData,
     bias: Option<&TensorData>,
     pattern: &BsrPattern,
     transpose: bool,
 ) -> TensorData {
-    let fail = |e: bsrmm::Error| -> ! { panic!("burn-bsrmm: {e}") };
     let values = values.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: values: {e:?}"));
-    // The dense operand is converted to the values' dtype: bsrmm multiplies one dtype.
-    let dense = dense.clone().convert::<T>();
-    let dense_slice = dense.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: dense: {e:?}"));
-    let bias = bias.map(|bias| bias.clone().convert::<T>());
-    let bias_slice = bias.as_ref().map(|bias| bias.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: bias: {e:?}")));
+    let dense = in_dtype::<T>(dense);
     let (k, n) = (dense.shape()[0], dense.shape()[1]);
+    let dense_slice = dense.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: dense: {e:?}"));
+    let bias = bias.map(in_dtype::<T>);
+    let bias_slice = bias.as_ref().map(|bias| bias.as_slice::<T>().unwrap_or_else(|e| panic!("burn-bsrmm: bias: {e:?}")));
+    multiply(values, dense_slice, (k, n), bias_slice, pattern, transpose)
+}
+
+/// `data` as `T`: itself when it already is, else a converted copy.
+#[cfg(feature = "cuda")]
+fn in_dtype<T: burn::tensor::Element>(data: &TensorData) -> Cow<'_, TensorData> {
+    if data.dtype() == T::dtype() {
+        Cow::Borrowed(data)
+    } else {
+        Cow::Owned(data.clone().convert::<T>())
+    }
+}
+
+/// `op(A) * dense (+ bias)` on bsrmm's CPU backend, A the pattern holding `values` (in place).
+fn multiply<T: Element + burn::tensor::Element>(
+    values: &[T],
+    dense: &[T],
+    (k, n): (usize, usize),
+    bias: Option<&[T]>,
+    pattern: &BsrPattern,
+    transpose: bool,
+) -> TensorData {
+    let fail = |e: bsrmm::Error| -> ! { panic!("burn-bsrmm: {e}") };
     let ctx = cpu_context().unwrap_or_else(|e| fail(e));
-    let a = BsrMatrix::from_bsr(
-        &ctx,
-        pattern.rows(),
-        pattern.cols(),
-        pattern.block_shape(),
-        pattern.row_ptr(),
-        pattern.col_idx(),
-        values,
-        CreateOptions::default(),
-    )
-    .unwrap_or_else(|e| fail(e));
-    let b = DenseRef::packed(dense_slice, k, n, Layout::RowMajor).unwrap_or_else(|e| fail(e));
+    // The pattern's structure, validated once and kept with the pattern (host_pattern), holding
+    // this call's values in place. A matrix built per call validated the indices and copied the
+    // values into fresh memory, most of its cost page faults (perf-log 97).
+    let structure = host_pattern::<T>(&ctx, pattern).unwrap_or_else(|e| fail(e));
+    if values.len() != structure.nnz() {
+        fail(bsrmm::Error::invalid_argument(format!(
+            "values has {} elements, the pattern nnzb * block_height * block_width = {}",
+            values.len(),
+            structure.nnz()
+        )));
+    }
+    // SAFETY: `values` holds exactly the matrix's nnz elements on the host (checked above) and
+    // outlives `a`, which is dropped at the end of this function; nothing writes it meanwhile.
+    let a = unsafe { structure.with_raw_values(values.as_ptr(), Device::Cpu, true) }.unwrap_or_else(|e| fail(e));
+    let b = DenseRef::packed(dense, k, n, Layout::RowMajor).unwrap_or_else(|e| fail(e));
     let op = if transpose { Op::Transpose } else { Op::None };
     let options = MatmulOptions::new().op(op);
-    let options = match bias_slice {
+    let options = match bias {
         Some(bias) => options.bias(DenseRef::vector(bias)),
         None => options,
     };
@@ -121,7 +199,9 @@ fn sampled<T: Element + burn::tensor::Element>(x: &TensorData, y: &TensorData, p
 }
 
 /// The pattern as a host core matrix of dtype `T` (zeros as values), validated and kept with
-/// the pattern on first use, so the SDDMM of every step reuses its structure.
+/// the pattern on first use, so that the SDDMM and the multiply of every call reuse its
+/// structure (the multiply borrows its values into it). Its zeros are one values-sized buffer
+/// per pattern and dtype, kept while the pattern lives.
 fn host_pattern<T: Element>(ctx: &Context, pattern: &BsrPattern) -> bsrmm::Result<std::sync::Arc<BsrMatrix<T>>> {
     struct HostPattern<T: Element>(std::sync::Arc<BsrMatrix<T>>);
     pattern.device_state().get_or_insert(

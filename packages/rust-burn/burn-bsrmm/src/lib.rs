@@ -85,7 +85,7 @@ impl BsrBackend for Flex {
         pattern: BsrPattern,
         transpose: bool,
     ) -> FloatTensor<Self> {
-        host::bsr_matmul::<Self>(values, dense, None, &pattern, transpose)
+        host::flex_bsr_matmul(values, dense, None, &pattern, transpose)
     }
 
     fn bsr_matmul_bias(
@@ -95,7 +95,7 @@ impl BsrBackend for Flex {
         pattern: BsrPattern,
         transpose: bool,
     ) -> FloatTensor<Self> {
-        host::bsr_matmul::<Self>(values, dense, Some(bias), &pattern, transpose)
+        host::flex_bsr_matmul(values, dense, Some(bias), &pattern, transpose)
     }
 
     fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self> {

@@ -2,7 +2,7 @@
 //! references on fresh random operands.
 
 use burn::tensor::{Device, Tensor, TensorData};
-use burn_bsrmm::{bsr_matmul, bsr_matmul_bias, BsrPattern};
+use burn_bsrmm::{bsr_matmul, bsr_matmul_bias, bsr_sddmm, BsrPattern};
 
 mod common;
 
@@ -54,6 +54,54 @@ fn forward_matches_reference() {
             }
             assert_close(&format!("C {block:?} transpose={transpose}"), &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
         }
+    }
+}
+
+// The host multiply keeps one validated core matrix per pattern (shared with the SDDMM) and
+// borrows each call's values into it: every call must read its own values, never the zeros the
+// structure was built with nor an earlier call's.
+#[test]
+fn repeated_calls_on_one_pattern_each_use_their_own_values() {
+    let device = Device::flex();
+    let mut rng = Rng(23);
+    let mut p = problem(&mut rng, 4, 3, (3, 2));
+    let (rows, cols) = (p.pattern.rows(), p.pattern.cols());
+    for call in 0..4 {
+        // Fresh values in the same structure, and A's dense copy to match.
+        p.values = rng.values(p.values.len());
+        let (bh, bw) = p.pattern.block_shape();
+        p.a = vec![0.0; rows * cols];
+        for (k, (&r, &c)) in p.pattern.block_row().iter().zip(p.pattern.col_idx()).enumerate() {
+            for i in 0..bh {
+                for j in 0..bw {
+                    p.a[(r as usize * bh + i) * cols + c as usize * bw + j] = p.values[(k * bh + i) * bw + j] as f64;
+                }
+            }
+        }
+        if call == 2 {
+            // An SDDMM on the same pattern in between (it reads the cached structure too).
+            let x = tensor2(rng.values(rows * 3), [rows, 3], &device);
+            let y = tensor2(rng.values(3 * cols), [3, cols], &device);
+            assert_eq!(bsr_sddmm(&p.pattern, x, y).unwrap().dims(), p.pattern.values_shape());
+        }
+        let transpose = call % 2 == 1;
+        let (m, k) = p.pattern.op_shape(transpose);
+        let n = 5;
+        let b = rng.values(k * n);
+        let out = bsr_matmul(&p.pattern, tensor3(p.values.clone(), p.pattern.values_shape(), &device), tensor2(b.clone(), [k, n], &device), transpose)
+            .unwrap();
+        let a = op_a(&p, transpose);
+        let mut want = vec![0.0; m * n];
+        let mut scale = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for q in 0..k {
+                    want[i * n + j] += a(i, q) * b[q * n + j] as f64;
+                    scale[i * n + j] += (a(i, q) * b[q * n + j] as f64).abs();
+                }
+            }
+        }
+        assert_close(&format!("call {call} transpose={transpose}"), &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
     }
 }
 
