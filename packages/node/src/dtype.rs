@@ -1,10 +1,12 @@
 //! Element types across the JS boundary: JS hands over raw bytes plus a dtype name; results go
 //! back as the matching TypedArray (f16 and bf16 as Uint16Array bits).
 
+use std::borrow::Cow;
+
 use bsrmm::{bf16, f16, DType, Element, F8E4M3, F8E5M2};
 use napi::bindgen_prelude::{Either4, Float32Array, Float64Array, Uint16Array, Uint8Array};
 
-use crate::error::{invalid, IntoNapi};
+use crate::error::{invalid, to_napi};
 
 /// Runs `$body` with the type alias `$t` set to the element type of `$dtype` (a `DType`): the
 /// compute dtypes. An fp8 dtype returns an error from the enclosing function: fp8 matrices are
@@ -69,23 +71,52 @@ pub fn js_name(dtype: DType) -> &'static str {
 
 /// Copies `bytes` into a vector of `T` (every supported T is plain old data: any bit pattern is
 /// a value). The copy also decouples the data from the JS buffer, which JS may change while a
-/// multiply runs on another thread.
+/// multiply runs on another thread. One pass: the vector is not zero-filled first.
 pub fn to_vec<T: Element>(what: &str, bytes: &[u8]) -> napi::Result<Vec<T>> {
     let size = std::mem::size_of::<T>();
     if bytes.len() % size != 0 {
         return Err(invalid(format!("{what}: {} bytes is not a whole number of {}-byte elements", bytes.len(), size)));
     }
-    let mut out = bsrmm::try_filled(bytes.len() / size, T::default(), what).napi()?;
-    // SAFETY: `out` holds exactly bytes.len() bytes; T is plain old data (f32, f64, f16, bf16).
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
+    let len = bytes.len() / size;
+    let mut out = reserve::<T>(what, len)?;
+    // SAFETY: `out` has room for len elements, exactly bytes.len() bytes, which this copy fills
+    // before set_len; T is plain old data (f32, f64, f16, bf16, fp8 bytes).
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len());
+        out.set_len(len);
+    }
     Ok(out)
 }
 
+/// `bytes` as elements of `T`: in place where they are aligned for T (a TypedArray's storage
+/// always is; a copy made by `copy_bytes` is, from the allocator), else copied by `to_vec`.
+pub fn elements<'a, T: Element>(what: &str, bytes: &'a [u8]) -> napi::Result<Cow<'a, [T]>> {
+    let size = std::mem::size_of::<T>();
+    if bytes.len() % size == 0 && bytes.as_ptr().align_offset(std::mem::align_of::<T>()) == 0 {
+        // SAFETY: aligned for T and a whole number of T; T is plain old data (every bit pattern a
+        // value); the slice borrows `bytes` for its lifetime.
+        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) }));
+    }
+    to_vec(what, bytes).map(Cow::Owned)
+}
+
 /// A copy of a JS buffer's bytes, allocated fallibly (a buffer JS could hold may still not fit
-/// twice).
+/// twice), in one pass.
 pub fn copy_bytes(what: &str, bytes: &[u8]) -> napi::Result<Vec<u8>> {
-    let mut out = bsrmm::try_filled(bytes.len(), 0u8, what).napi()?;
-    out.copy_from_slice(bytes);
+    let mut out = reserve::<u8>(what, bytes.len())?;
+    out.extend_from_slice(bytes);
+    Ok(out)
+}
+
+/// An empty vector with room for `len` elements, or OUT_OF_MEMORY naming `what`.
+fn reserve<T>(what: &str, len: usize) -> napi::Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        to_napi(bsrmm::Error::new(
+            bsrmm::Status::OutOfMemory,
+            format!("{what}: allocating {len} elements of {} bytes failed", std::mem::size_of::<T>()),
+        ))
+    })?;
     Ok(out)
 }
 

@@ -10,7 +10,7 @@ use crate::dtype::{self, HostArray, JsElement};
 use crate::error::{unsupported, IntoNapi};
 use crate::tasks::matmul::MatmulTask;
 
-impl MatmulTask {
+impl MatmulTask<'_> {
     pub(crate) fn run_fp8<A: Fp8Element>(&self, a: &BsrMatrix<A>) -> napi::Result<HostArray> {
         match self.fp8.b_dtype.unwrap_or(A::DTYPE) {
             DType::F8E4M3 => self.run_fp8_b::<A, F8E4M3>(a),
@@ -31,8 +31,8 @@ impl MatmulTask {
     }
 
     fn run_fp8_typed<A: Fp8Element, B: Fp8Element, C: JsElement>(&self, a: &BsrMatrix<A>) -> napi::Result<HostArray> {
-        let b = dtype::to_vec::<B>("b", &self.b)?;
-        let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<C>("bias", bias)).transpose()?;
+        let b = dtype::elements::<B>("b", &self.b)?;
+        let bias = self.bias.as_deref().map(|bias| dtype::elements::<C>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
         let mut c = self.initial_c::<C>(m)?;
         let (k, n) = (self.b_rows, self.b_cols);

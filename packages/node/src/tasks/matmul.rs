@@ -3,6 +3,7 @@
 //! Operands are copied out of their JS buffers when the call is made, on the main thread: JS
 //! may change or drop its arrays while the worker runs, and the core must never see that.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bsrmm::{Activation, BsrMatrix, DType, DenseMut, DenseRef, Device, DeviceBuffer, Element, Layout, MatmulOptions, Op, ScaleKind};
@@ -41,16 +42,18 @@ pub struct NativeMatmulOptions {
     pub out_dtype: Option<String>,
 }
 
-/// One multiply, with its operands copied into Rust memory.
-pub struct MatmulTask {
+/// One multiply. The async form's operands are copies in Rust memory (`'static`); the sync
+/// form's borrow the JS buffers for the call, whose thread is blocked meanwhile: a copy of B
+/// cost more than the multiply's own memory traffic at large N (perf-log 98).
+pub struct MatmulTask<'a> {
     a: Arc<AnyMatrix>,
-    pub(super) b: Vec<u8>,
+    pub(super) b: Cow<'a, [u8]>,
     pub(super) b_rows: usize,
     pub(super) b_cols: usize,
     pub(super) b_layout: Layout,
     pub(super) out_layout: Layout,
-    c: Option<Vec<u8>>,
-    pub(super) bias: Option<Vec<u8>>,
+    c: Option<Cow<'a, [u8]>>,
+    pub(super) bias: Option<Cow<'a, [u8]>>,
     pub(super) op: Op,
     alpha: f64,
     beta: f64,
@@ -90,24 +93,59 @@ pub(crate) fn parse_activation(name: &str) -> napi::Result<Activation> {
     }
 }
 
-impl MatmulTask {
-    fn new(a: &NativeBsrMatrix, b: &[u8], b_rows: i64, b_cols: i64, options: NativeMatmulOptions) -> napi::Result<Self> {
-        let fp8 = Fp8Operands::parse(&options)?;
+impl<'a> MatmulTask<'a> {
+    /// The multiply of `b` (and `options`' C and bias, given apart as `c` and `bias`): borrowing
+    /// them, or (`copy`) with copies of them, for a task that outlives the call.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        a: &NativeBsrMatrix,
+        b: &'a [u8],
+        c: Option<&'a [u8]>,
+        bias: Option<&'a [u8]>,
+        b_rows: i64,
+        b_cols: i64,
+        options: &NativeMatmulOptions,
+        copy: bool,
+    ) -> napi::Result<Self> {
+        let hold = |what: &str, bytes: &'a [u8]| -> napi::Result<Cow<'a, [u8]>> {
+            Ok(if copy { Cow::Owned(dtype::copy_bytes(what, bytes)?) } else { Cow::Borrowed(bytes) })
+        };
+        let fp8 = Fp8Operands::parse(options)?;
         Ok(MatmulTask {
             a: a.matrix()?,
-            b: dtype::copy_bytes("B", b)?,
+            b: hold("B", b)?,
             b_rows: size("b rows", b_rows)?,
             b_cols: size("b cols", b_cols)?,
             b_layout: parse_layout(&options.b_layout)?,
             out_layout: parse_layout(&options.out_layout)?,
-            c: options.c.map(|c| dtype::copy_bytes("c", &c)).transpose()?,
-            bias: options.bias.map(|bias| dtype::copy_bytes("bias", &bias)).transpose()?,
+            c: c.map(|c| hold("c", c)).transpose()?,
+            bias: bias.map(|bias| hold("bias", bias)).transpose()?,
             op: if options.transpose { Op::Transpose } else { Op::None },
             alpha: options.alpha,
             beta: options.beta,
             activation: parse_activation(&options.activation)?,
             fp8,
         })
+    }
+
+    /// The task with every operand owned (a copied task's are already: nothing is copied).
+    fn into_owned(self) -> MatmulTask<'static> {
+        let own = |bytes: Cow<'a, [u8]>| -> Cow<'static, [u8]> { Cow::Owned(bytes.into_owned()) };
+        MatmulTask {
+            a: self.a,
+            b: own(self.b),
+            b_rows: self.b_rows,
+            b_cols: self.b_cols,
+            b_layout: self.b_layout,
+            out_layout: self.out_layout,
+            c: self.c.map(own),
+            bias: self.bias.map(own),
+            op: self.op,
+            alpha: self.alpha,
+            beta: self.beta,
+            activation: self.activation,
+            fp8: self.fp8,
+        }
     }
 
     fn run(&self) -> napi::Result<HostArray> {
@@ -135,13 +173,13 @@ impl MatmulTask {
     }
 
     /// The epilogue and op, as every multiply takes them.
-    pub(super) fn options<'a, T: Element>(&self) -> MatmulOptions<'a, T> {
+    pub(super) fn options<'o, T: Element>(&self) -> MatmulOptions<'o, T> {
         MatmulOptions::new().op(self.op).alpha(self.alpha).beta(self.beta).activation(self.activation)
     }
 
     fn run_typed<T: JsElement>(&self, a: &BsrMatrix<T>) -> napi::Result<HostArray> {
-        let b = dtype::to_vec::<T>("b", &self.b)?;
-        let bias = self.bias.as_deref().map(|bias| dtype::to_vec::<T>("bias", bias)).transpose()?;
+        let b = dtype::elements::<T>("b", &self.b)?;
+        let bias = self.bias.as_deref().map(|bias| dtype::elements::<T>("bias", bias)).transpose()?;
         let m = if self.op == Op::Transpose { a.cols() } else { a.rows() };
         let mut c = self.initial_c::<T>(m)?;
         let options = self.options::<T>();
@@ -175,7 +213,7 @@ impl MatmulTask {
     }
 }
 
-impl Task for MatmulTask {
+impl Task for MatmulTask<'static> {
     type Output = HostArray;
     type JsValue = JsArray;
 
@@ -197,8 +235,9 @@ pub fn matmul(
     b_rows: i64,
     b_cols: i64,
     options: NativeMatmulOptions,
-) -> napi::Result<AsyncTask<MatmulTask>> {
-    Ok(AsyncTask::new(MatmulTask::new(a, &b, b_rows, b_cols, options)?))
+) -> napi::Result<AsyncTask<MatmulTask<'static>>> {
+    let task = MatmulTask::new(a, &b, options.c.as_deref(), options.bias.as_deref(), b_rows, b_cols, &options, true)?;
+    Ok(AsyncTask::new(task.into_owned()))
 }
 
 /// The same multiply on the calling thread.
@@ -210,5 +249,6 @@ pub fn matmul_sync(
     b_cols: i64,
     options: NativeMatmulOptions,
 ) -> napi::Result<JsArray> {
-    Ok(MatmulTask::new(a, &b, b_rows, b_cols, options)?.run()?.into_js())
+    let task = MatmulTask::new(a, &b, options.c.as_deref(), options.bias.as_deref(), b_rows, b_cols, &options, false)?;
+    Ok(task.run()?.into_js())
 }
