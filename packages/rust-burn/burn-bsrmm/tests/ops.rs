@@ -15,6 +15,23 @@ fn assert_close(what: &str, got: &[f32], want: &[f64], scale: &[f64]) {
     }
 }
 
+/// op(A) * B in float64 (B row-major, n columns), with each element's sum of |terms|.
+fn product_reference(p: &common::Problem, transpose: bool, b: &[f32], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let (m, k) = p.pattern.op_shape(transpose);
+    let a = op_a(p, transpose);
+    let mut want = vec![0.0; m * n];
+    let mut scale = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            for q in 0..k {
+                want[i * n + j] += a(i, q) * b[q * n + j] as f64;
+                scale[i * n + j] += (a(i, q) * b[q * n + j] as f64).abs();
+            }
+        }
+    }
+    (want, scale)
+}
+
 fn tensor3(data: Vec<f32>, shape: [usize; 3], device: &Device) -> Tensor<3> {
     Tensor::from_data(TensorData::new(data, shape), device)
 }
@@ -41,17 +58,7 @@ fn forward_matches_reference() {
             )
             .unwrap();
             assert_eq!(out.dims(), [m, n]);
-            let a = op_a(&p, transpose);
-            let mut want = vec![0.0; m * n];
-            let mut scale = vec![0.0; m * n];
-            for i in 0..m {
-                for j in 0..n {
-                    for q in 0..k {
-                        want[i * n + j] += a(i, q) * b[q * n + j] as f64;
-                        scale[i * n + j] += (a(i, q) * b[q * n + j] as f64).abs();
-                    }
-                }
-            }
+            let (want, scale) = product_reference(&p, transpose, &b, n);
             assert_close(&format!("C {block:?} transpose={transpose}"), &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
         }
     }
@@ -85,22 +92,12 @@ fn repeated_calls_on_one_pattern_each_use_their_own_values() {
             assert_eq!(bsr_sddmm(&p.pattern, x, y).unwrap().dims(), p.pattern.values_shape());
         }
         let transpose = call % 2 == 1;
-        let (m, k) = p.pattern.op_shape(transpose);
+        let (_, k) = p.pattern.op_shape(transpose);
         let n = 5;
         let b = rng.values(k * n);
         let out = bsr_matmul(&p.pattern, tensor3(p.values.clone(), p.pattern.values_shape(), &device), tensor2(b.clone(), [k, n], &device), transpose)
             .unwrap();
-        let a = op_a(&p, transpose);
-        let mut want = vec![0.0; m * n];
-        let mut scale = vec![0.0; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                for q in 0..k {
-                    want[i * n + j] += a(i, q) * b[q * n + j] as f64;
-                    scale[i * n + j] += (a(i, q) * b[q * n + j] as f64).abs();
-                }
-            }
-        }
+        let (want, scale) = product_reference(&p, transpose, &b, n);
         assert_close(&format!("call {call} transpose={transpose}"), &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
     }
 }
