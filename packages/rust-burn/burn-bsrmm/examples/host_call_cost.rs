@@ -7,9 +7,9 @@
 //! Prints microseconds per call (median of 15 timed batches); docs/perf-log.md entry 97.
 use std::time::Instant;
 
-use bsrmm::{BsrMatrix, Context, CreateOptions, DenseRef, Layout, MatmulOptions};
+use bsrmm::{BsrMatrix, Context, CreateOptions, DenseRef, Layout, MatmulOptions, SddmmOptions};
 use burn::tensor::{Device, Tensor, TensorData};
-use burn_bsrmm::{bsr_matmul, BsrPattern};
+use burn_bsrmm::{bsr_matmul, bsr_sddmm, BsrPattern};
 
 fn median_us(mut run: impl FnMut(), calls: usize) -> f64 {
     run();
@@ -51,6 +51,24 @@ fn main() -> bsrmm::Result<()> {
             calls,
         );
         println!("N = {n:4}: burn-bsrmm on Flex {burn_us:9.1} us, the core's multiply {core_us:9.1} us ({:.2}x)", burn_us / core_us);
+    }
+    // The values' gradient of C = A B as autodiff asks for it: sddmm(dC, B^T), B^T a swapped-dims
+    // view of the row-major B (no copy made by the caller).
+    for n in [16usize, 256] {
+        let dc: Vec<f32> = (0..size * n).map(|i| ((i * 29 % 89) as f32 - 44.0) / 44.0).collect();
+        let b: Vec<f32> = (0..size * n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0).collect();
+        let dc_tensor = Tensor::<2>::from_data(TensorData::new(dc.clone(), [size, n]), &device);
+        let b_tensor = Tensor::<2>::from_data(TensorData::new(b.clone(), [size, n]), &device);
+        let burn_us = median_us(|| drop(bsr_sddmm(&pattern, dc_tensor.clone(), b_tensor.clone().transpose()).unwrap()), 4);
+        let core_us = median_us(
+            || {
+                let x = DenseRef::packed(&dc, size, n, Layout::RowMajor).unwrap();
+                let y = DenseRef::new(&b, n, size, n, Layout::ColMajor).unwrap();
+                drop(bsrmm::sddmm(&ctx, &core, x, y, &SddmmOptions::new()).unwrap());
+            },
+            4,
+        );
+        println!("SDDMM, T = {n:4}: burn-bsrmm on Flex {burn_us:9.1} us, the core's {core_us:9.1} us ({:.2}x)", burn_us / core_us);
     }
     Ok(())
 }
