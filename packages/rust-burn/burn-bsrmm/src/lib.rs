@@ -99,7 +99,7 @@ impl BsrBackend for Flex {
     }
 
     fn bsr_sddmm(x: FloatTensor<Self>, y: FloatTensor<Self>, pattern: BsrPattern) -> FloatTensor<Self> {
-        host::bsr_sddmm::<Self>(x, y, &pattern)
+        host::flex_bsr_sddmm(x, y, &pattern)
     }
 }
 

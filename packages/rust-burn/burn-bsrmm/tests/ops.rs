@@ -126,6 +126,50 @@ fn a_transposed_view_as_dense_input() {
     assert_close("C from a transposed view", &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
 }
 
+// Views Flex reads in place (flex_matrix): a narrowed B (rows of a wider tensor, so the leading
+// dimension exceeds N, and an offset), a narrowed then transposed one (column-major with a
+// leading dimension past K); and every other column of a wider tensor, through reshapes and a
+// narrow (in whatever layout Flex gives it: read in place or copied).
+#[test]
+fn strided_dense_views_match_reference() {
+    let device = Device::flex();
+    let mut rng = Rng(14);
+    let p = problem(&mut rng, 3, 4, (2, 3));
+    let k = p.pattern.cols();
+    let n = 4;
+    let b = rng.values(k * n);
+    let (want, scale) = product_reference(&p, false, &b, n);
+    let values = || tensor3(p.values.clone(), p.pattern.values_shape(), &device);
+    // B inside columns 3..3+n of a k x (n + 5) tensor.
+    let mut wide = vec![0.0f32; k * (n + 5)];
+    for r in 0..k {
+        wide[r * (n + 5) + 3..r * (n + 5) + 3 + n].copy_from_slice(&b[r * n..(r + 1) * n]);
+    }
+    let narrowed = tensor2(wide, [k, n + 5], &device).narrow(1, 3, n);
+    let out = bsr_matmul(&p.pattern, values(), narrowed, false).unwrap();
+    assert_close("a narrowed B", &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
+    // B^T stored as rows 2..2+n of an (n + 3) x k tensor, then transposed: column-major B.
+    let mut tall = vec![0.0f32; (n + 3) * k];
+    for j in 0..n {
+        for r in 0..k {
+            tall[(2 + j) * k + r] = b[r * n + j];
+        }
+    }
+    let column_major = tensor2(tall, [n + 3, k], &device).narrow(0, 2, n).transpose();
+    let out = bsr_matmul(&p.pattern, values(), column_major, false).unwrap();
+    assert_close("a narrowed, transposed B", &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
+    // Every other column of a k x 2n tensor.
+    let mut doubled = vec![0.0f32; k * 2 * n];
+    for r in 0..k {
+        for j in 0..n {
+            doubled[r * 2 * n + 2 * j] = b[r * n + j];
+        }
+    }
+    let every_other = tensor2(doubled, [k, 2 * n], &device).slice([0..k as i64, 0..2 * n as i64]).reshape([k, n, 2]).narrow(2, 0, 1).reshape([k, n]);
+    let out = bsr_matmul(&p.pattern, values(), every_other, false).unwrap();
+    assert_close("a B of stride 2", &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
+}
+
 #[test]
 fn gradients_match_reference() {
     let device = Device::flex().autodiff();
