@@ -1,7 +1,7 @@
 //! The op and its gradients on Flex (Burn's CPU backend), element by element against float64
 //! references on fresh random operands.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{DType, Device, Tensor, TensorData};
 use burn_bsrmm::{bsr_matmul, bsr_matmul_bias, bsr_sddmm, BsrPattern};
 
 mod common;
@@ -168,6 +168,37 @@ fn strided_dense_views_match_reference() {
     let every_other = tensor2(doubled, [k, 2 * n], &device).slice([0..k as i64, 0..2 * n as i64]).reshape([k, n, 2]).narrow(2, 0, 1).reshape([k, n]);
     let out = bsr_matmul(&p.pattern, values(), every_other, false).unwrap();
     assert_close("a B of stride 2", &out.into_data().try_to_vec::<f32>().unwrap(), &want, &scale);
+}
+
+// Flex reads f64, f16 and bf16 tensors in place as well (flex_elements / flex_matrix per dtype):
+// the multiply in each against float64 within the dtype's rounding, and the SDDMM's dtype and
+// shape (its values are checked in f32 by sddmm_and_its_gradients_match_reference).
+#[test]
+fn every_float_dtype_on_flex_matches_reference() {
+    let device = Device::flex();
+    let mut rng = Rng(15);
+    let p = problem(&mut rng, 3, 2, (4, 4));
+    let (m, k) = p.pattern.op_shape(false);
+    let n = 6;
+    let b = rng.values(k * n);
+    let (want, scale) = product_reference(&p, false, &b, n);
+    for (dtype, tolerance) in [(DType::F64, 1e-12), (DType::F16, 4e-3), (DType::BF16, 3e-2)] {
+        let values = tensor3(p.values.clone(), p.pattern.values_shape(), &device).cast(dtype);
+        let dense = tensor2(b.clone(), [k, n], &device).cast(dtype);
+        // Values and B rounded to the dtype, then the product: the reference's error bound
+        // covers the rounding of both (relative to the sum of |terms|) and of the result.
+        let out = bsr_matmul(&p.pattern, values, dense.clone(), false).unwrap();
+        assert_eq!(out.dtype(), dtype);
+        let got = out.cast(DType::F64).into_data().try_to_vec::<f64>().unwrap();
+        for (idx, ((&g, &w), &s)) in got.iter().zip(&want).zip(&scale).enumerate() {
+            assert!((g - w).abs() <= tolerance * (s + w.abs()) + 1e-30, "{dtype:?} C[{idx}] = {g}, reference {w}");
+        }
+        // The SDDMM of C's shape against this B^T (a view): dtype in, dtype out.
+        let x = tensor2(rng.values(m * n), [m, n], &device).cast(dtype);
+        let sampled = bsr_sddmm(&p.pattern, x, dense.transpose()).unwrap();
+        assert_eq!((sampled.dtype(), sampled.dims()), (dtype, p.pattern.values_shape()));
+    }
+    assert_eq!(m, p.pattern.rows());
 }
 
 #[test]
