@@ -107,7 +107,7 @@ fn flex_matrix<'a, T: burn::tensor::Element + bytemuck::Pod>(tensor: &'a FlexTen
         let ld = usize::try_from(ld).ok()?;
         let (outer, inner) = if layout == Layout::RowMajor { (rows, cols) } else { (cols, rows) };
         let span = (outer - 1) * ld + inner;
-        let storage = flex_elements_unchecked::<T>(tensor, what);
+        let storage = flex_storage::<T>(tensor, what);
         Some((Cow::Borrowed(storage.get(offset..offset + span)?), ld, layout))
     };
     if rows > 0 && cols > 0 {
@@ -125,8 +125,8 @@ fn flex_matrix<'a, T: burn::tensor::Element + bytemuck::Pod>(tensor: &'a FlexTen
     (flex_elements::<T>(tensor, what), cols.max(1), Layout::RowMajor)
 }
 
-/// A Flex tensor's whole storage as `T` (its dtype checked).
-fn flex_elements_unchecked<'a, T: burn::tensor::Element + bytemuck::Pod>(tensor: &'a FlexTensor, what: &str) -> &'a [T] {
+/// A Flex tensor's whole storage as `T`, whatever its layout (its dtype checked).
+fn flex_storage<'a, T: burn::tensor::Element + bytemuck::Pod>(tensor: &'a FlexTensor, what: &str) -> &'a [T] {
     if tensor.dtype() != T::dtype() {
         panic!("burn-bsrmm: {what} is {:?}, the op's dtype is {:?}", tensor.dtype(), T::dtype());
     }
