@@ -22,6 +22,12 @@ void append_row_tile_variants(std::vector<Variant>& list) {
   list.push_back(make_variant<RowTile<T, Block<64>, NTile<256>, BColMajor>>());
   list.push_back(make_variant<RowTile<T, Block<128>, NTile<256>, CColMajor, BColMajor>>());
   list.push_back(make_variant<RowTile<T, Block<64>, NTile<256>, CColMajor, BColMajor>>());
+  // And 128 wide, for torch's layout (B = x^T, C = y^T) at N < 256: decode-size N ran on the
+  // 256-wide tile only, 35 us where row-major B's 128-wide tile takes 20-22 (perf-log 93).
+  list.push_back(make_variant<RowTile<T, Block<128>, NTile<128>, BColMajor>>());
+  list.push_back(make_variant<RowTile<T, Block<64>, NTile<128>, BColMajor>>());
+  list.push_back(make_variant<RowTile<T, Block<128>, NTile<128>, CColMajor, BColMajor>>());
+  list.push_back(make_variant<RowTile<T, Block<64>, NTile<128>, CColMajor, BColMajor>>());
   // Block 128 only: a pair sharing A ran 3-7% faster at d >= 0.125 on the H100 grid; at block
   // 64 (A a fifth of the traffic) it measured level, so it is not offered (docs/perf-log.md).
   list.push_back(make_variant<RowTile<T, Block<128>, NTile<256>, Cluster<2>>>());
