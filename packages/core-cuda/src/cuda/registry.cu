@@ -28,7 +28,8 @@ const std::vector<Variant>& all_variants() {
     const std::pair<Family, std::vector<Variant> (*)()> families[] = {
         {Family::narrow, &narrow_variants},   {Family::narrow, &tiny_block_variants},
         {Family::sm90, &sm90_variants},       {Family::column_tail, &column_tail_variants},
-        {Family::sm80, &sm80_variants},       {Family::fp8_widened, &fp8_widened_variants},
+        {Family::sm80, &sm80_variants},       {Family::aligned_staging, &aligned_staging_variants},
+        {Family::fp8_widened, &fp8_widened_variants},
         {Family::generic, &generic_variants}, {Family::dense_fallback, &dense_fallback_variants},
     };
     std::vector<Variant> list;
@@ -56,6 +57,11 @@ int family_rank(const Variant& variant, const MatmulArgs& args) {
     // sm90 on all but N's last few columns, whose second read of A pays from ~1000 columns on
     // (column_tail.cu); below that it ranks under sm80 and the tuner still times it.
     case Family::column_tail: return args.c.cols >= column_tail::kFirstFrom ? 6 : 3;
+    // B / C copied for a tensor-core kernel (unaligned, or N padded to 8 for a row tile): above
+    // the kernels that read them in place, under narrow where narrow applies. For a column-major
+    // B (torch's x^T) under sm80, whose column-major kernels ran level with the staged call
+    // at N = 33..257 in Python on the H100 machine, where row-major B's ran 2-3x slower (entry 99).
+    case Family::aligned_staging: return args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 5 : 3;
     case Family::sm80: return 4;
     case Family::fp8_widened: return 2;
     default: return 0;
@@ -63,6 +69,12 @@ int family_rank(const Variant& variant, const MatmulArgs& args) {
 }
 
 bool is_dense_fallback(const Variant& variant) { return variant.family == Family::dense_fallback; }
+
+// Variants that allocate scratch as large as an operand: where the device has no memory left
+// for it, the next choice runs instead.
+bool needs_scratch(const Variant& variant) {
+  return variant.family == Family::dense_fallback || variant.family == Family::aligned_staging;
+}
 
 dense_fallback::Placement dense_placement(const MatmulArgs& args, int best_sparse_rank) {
   const BsrView& a = args.a;
@@ -181,15 +193,15 @@ std::string matmul(const MatmulArgs& args, const std::string& variant) {
     detail::fail(BSRMM_STATUS_UNSUPPORTED, "no CUDA kernel supports these arguments: ",
                  describe(args, device),
                  device.cc_major < 8 ? "; bsrmm's CUDA kernels need compute capability 8.0+" : "");
-  // The dense fallback needs memory for its copy of A and its scratch; where the device has none
-  // left, the next choice (a sparse kernel) runs instead. It fails before writing C.
+  // The dense fallback needs memory for its copy of A and its scratch, the aligned staging for
+  // copies of B and C; where the device has none left, the next choice runs instead. Both fail
+  // before writing C.
   for (std::size_t i = 0;; ++i) {
     try {
       ranked[i]->launch(args, device);
       return ranked[i]->name;
     } catch (const detail::Error& error) {
-      if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY || !is_dense_fallback(*ranked[i]) ||
-          i + 1 == ranked.size())
+      if (error.status() != BSRMM_STATUS_OUT_OF_MEMORY || !needs_scratch(*ranked[i]) || i + 1 == ranked.size())
         throw;
     }
   }

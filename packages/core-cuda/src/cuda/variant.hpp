@@ -19,7 +19,7 @@ struct DeviceTraits {
 };
 
 // The list a variant comes from; the registry ranks and places variants by it.
-enum class Family { narrow, sm90, sm80, generic, dense_fallback, fp8_widened, column_tail };
+enum class Family { narrow, sm90, sm80, generic, dense_fallback, fp8_widened, column_tail, aligned_staging };
 
 struct Variant {
   std::string name;
@@ -44,6 +44,7 @@ std::vector<Variant> tiny_block_variants();  // src/cuda/sm80/tiny_block_variant
 std::vector<Variant> dense_fallback_variants();  // src/cuda/dense_fallback/: cuBLASLt on a dense copy of A
 std::vector<Variant> fp8_widened_variants();     // src/cuda/fp8_widened/: fp8 widened onto the bf16 / f32 kernels
 std::vector<Variant> column_tail_variants();     // src/cuda/column_tail/: sm90 on N's multiple of 8, the rest apart
+std::vector<Variant> aligned_staging_variants();  // src/cuda/aligned_staging/: unaligned B / C copied to aligned scratch
 
 // The variant the untuned heuristic would run for these arguments (registry.cu), or null when
 // none supports them; nothing is launched. For a variant that hands its problem on to another.
