@@ -6,16 +6,23 @@
 namespace bsrmm::cuda::sm80 {
 
 int preference(const TileShape& shape, const MatmulArgs& args, const DeviceTraits& device) {
-  // Taller tiles first: a CTA's B panel is reused by bm rows of A and every A slice by bn
-  // columns, so the largest bm that divides the block height moves the fewest bytes per FLOP.
-  const int tall = 10 * int(std::lround(std::log2(double(shape.bm) / 16.0)));
-
-  // Then the N tile: little padding past N, and enough CTAs to fill the machine.
   const double n = double(std::max<int64_t>(args.c.cols, 1));
   const double n_tiles = std::ceil(n / shape.bn);
   const double used = n / (n_tiles * shape.bn);
   const int64_t slices = args.a.block_height / shape.bm;
   const double ctas = double(args.a.block_row_count * slices) * n_tiles;
+
+  // Taller tiles first: a CTA's B panel is reused by bm rows of A and every A slice by bn
+  // columns, so the largest bm that divides the block height moves the fewest bytes per FLOP.
+  // Except a tile over 32 rows that leaves SMs with no CTA at all: at small N each CTA's run is
+  // the call, and on the H100 (8192^2, blocks of 64, N = 9..100) the m32 tiles' 256 CTAs ran
+  // 1.07-1.2x faster than the m64 tiles' 128 (f32 and bf16, either B layout; perf-log 100).
+  // Such a tile ranks between the m32 and the m16 tiles: m16 ran level with m64 in f32 and
+  // 1.5x slower in bf16 there, so covering the SMs alone does not earn it the place.
+  int tall = 10 * int(std::lround(std::log2(double(shape.bm) / 16.0)));
+  if (shape.bm > 32 && ctas < double(device.sm_count)) tall = 5;
+
+  // Then the N tile: little padding past N, and enough CTAs to fill the machine.
   const int by_smem = 228 * 1024 / (shape.smem_bytes + 1024);
   const int by_threads = 2048 / shape.threads;
   const int by_registers = 65536 / (shape.threads * (shape.accumulators + 64));
