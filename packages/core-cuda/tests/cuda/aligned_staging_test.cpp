@@ -58,9 +58,8 @@ TEST(AlignedStaging, UnalignedOperandsMatchFloat64) {
         problem.empty_rows = run % 2 == 1;
         ++run;
         SCOPED_TRACE(problem.describe());
-        const Outcome outcome = run_and_check(problem);
+        run_and_check(problem);  // checks that the forced variant ran, too
         if (HasFatalFailure()) return;
-        EXPECT_EQ(outcome.variant, kVariant);
       }
     }
   }
@@ -91,9 +90,8 @@ TEST(AlignedStaging, OddNPaddedToEightMatchesFloat64) {
         problem.empty_rows = run % 3 == 2;
         ++run;
         SCOPED_TRACE(problem.describe());
-        const Outcome outcome = run_and_check(problem);
+        run_and_check(problem);  // checks that the forced variant ran, too
         if (HasFatalFailure()) return;
-        EXPECT_EQ(outcome.variant, kVariant);
       }
     }
   }
