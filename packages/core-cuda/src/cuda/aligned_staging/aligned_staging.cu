@@ -129,8 +129,9 @@ void staging_launch(const MatmulArgs& args, const DeviceTraits& device) {
       staged_args(args, plan.cols, plan.stage_b ? base : nullptr, plan.stage_c ? base + b_bytes : nullptr);
   if (plan.stage_b) copy_operand(staged.b, args.b, stream);
   if (plan.stage_c && args.beta != 0.0) copy_operand(staged.c, args.c, stream);
-  // The pick the plan was made for, launched directly: ranking the staged call again would only
-  // repeat plan_for's work on the host.
+  // The pick plan_for found, launched directly rather than through matmul(), which would rank
+  // the staged call a third time (supports() and plan_for above each ranked it once; planning
+  // once per call is left, perf-log 99).
   plan.pick->launch(staged, device);
   if (plan.stage_c) {
     // Back over the caller's extent only: C's padding and the dropped columns stay where they are.
