@@ -50,8 +50,6 @@ bool misaligned(const DenseView& dense) {
 
 int64_t round_up(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
 
-bool is_fp8(bsrmm_dtype dtype) { return dtype == BSRMM_DTYPE_FLOAT8_E4M3 || dtype == BSRMM_DTYPE_FLOAT8_E5M2; }
-
 // `dense` as staged: `cols` columns, the leading dimension rounded up to 16 bytes, at `data`.
 DenseView staged_view(const DenseView& dense, int64_t cols, void* data) {
   DenseView staged = dense;
@@ -91,7 +89,7 @@ const Variant* staged_pick(const MatmulArgs& args, const Plan& plan, const Devic
 // The plan for this call, or cols = 0 where staging is no use.
 Plan plan_for(const MatmulArgs& args, const DeviceTraits& device) {
   const int64_t n = args.c.cols;
-  if (n < kMinColumns || is_fp8(args.a.dtype) || is_fp8(args.b.dtype) || args.b.rows == 0 || args.c.rows == 0)
+  if (n < kMinColumns || detail::is_fp8(args.a.dtype) || detail::is_fp8(args.b.dtype) || args.b.rows == 0 || args.c.rows == 0)
     return {};
   // N up to a multiple of 8, where a Hopper row tile then takes it: B and C are both copied.
   if (n % 8 != 0) {
