@@ -141,21 +141,19 @@ def test_bad_arguments_are_refused_with_the_keyword():
 
 
 def test_peer_store_slices_cover_every_token_once_in_rank_order():
-    from bsrmm.torch.parallel._peer_stores import SLICE_MULTIPLE, slice_bounds
+    from bsrmm.torch.parallel._peer_stores import slice_bounds
 
     assert slice_bounds(8192, 2, 4) == [[(0, 1024), (1024, 2048), (2048, 3072), (3072, 4096)],
                                         [(4096, 5120), (5120, 6144), (6144, 7168), (7168, 8192)]]
-    assert slice_bounds(3, 2, 4) == [[(0, 0), (0, 0), (0, 3), (3, 3)]]  # one unit of tokens
-    assert slice_bounds(8192, 3, 2)[0] == [(0, 1360), (1360, 2728)]    # not 1365: whole units
-    for tokens in list(range(1, 70)) + [1000, 8191]:
+    assert slice_bounds(3, 2, 4) == [[(0, 0), (0, 1), (1, 2), (2, 2)], [(2, 2), (2, 2), (2, 3), (3, 3)]]
+    for tokens in range(1, 40):
         for pieces in (1, 2, 3, 7):
             for world in (1, 2, 3, 4):
                 bounds = slice_bounds(tokens, pieces, world)
                 flat = [b for piece in bounds for b in piece]
-                assert len(bounds) == min(pieces, -(-tokens // SLICE_MULTIPLE))
-                assert all(len(p) == world for p in bounds)
+                assert len(bounds) == min(pieces, tokens) and all(len(p) == world for p in bounds)
                 assert flat[0][0] == 0 and flat[-1][1] == tokens
-                assert all(a <= b and (a % SLICE_MULTIPLE == 0 or a == tokens) for a, b in flat)
+                assert all(a <= b for a, b in flat)
                 assert all(b0 == a1 for (_, b0), (a1, _) in zip(flat[:-1], flat[1:]))
 
 

@@ -17,15 +17,14 @@ A forward, for each of ``pieces`` runs of the tokens, each run cut into one slic
    multiply this rank's partial sums of p's slice into p's slot for this rank
    (``slots[p][rank]``, a peer address the multiply's stores reach over NVLink).
 2. Barrier: every rank's partials of this rank's slice have landed.
-3. Add this rank's slots into its slice of ``sums`` (elementwise adds, every SM).
+3. Sum this rank's slots into its slice of ``sums`` (one kernel, every SM; fp32 accumulation).
 4. Barrier: every rank's slice is summed. On the copy stream, pull each rank's slice of the
    sums into the output; the compute stream goes on with the next run.
 
 The compute stream waits for the copy stream once, at the end. The barriers order every reuse:
 a slot is written again only after its owner has summed it (step 4 comes first), and the sums
 are written again (next forward) only after every peer has pulled them (its compute stream
-waited for its pulls before it reached the next step 2). So nothing but the adds writes the
-sums, and only after step 2."""
+waited for its pulls before it reached the next step 2)."""
 
 from __future__ import annotations
 
@@ -132,27 +131,15 @@ def _workspace(group: Group, slot_rows: int, rows: int, cols: int, dtype: torch.
         return space
 
 
-# Every slice but the last starts and ends on a multiple of this many tokens: the Hopper row
-# tiles take N in multiples of 8, and 1365-token slices (8192 tokens in 3 runs on 2 ranks) ran
-# the forward 1.3x slower than 2048-token ones (perf-log 102).
-SLICE_MULTIPLE = 8
-
-
 def slice_bounds(tokens: int, pieces: int, world: int) -> List[List[Tuple[int, int]]]:
     """The token ranges of each rank's slice of each piece: ``pieces`` runs of about equal
-    length, each cut into ``world`` slices of about equal length, every cut on a multiple of
-    SLICE_MULTIPLE tokens (so fewer runs where there are too few tokens, and some slices
-    empty where a run has fewer units than ranks)."""
-    units = -(-tokens // SLICE_MULTIPLE)
-    pieces = max(1, min(pieces, units))
-
-    def cut(unit: int) -> int:
-        return min(unit * SLICE_MULTIPLE, tokens)
-
+    length (fewer where there are fewer tokens than pieces), each cut into ``world`` slices of
+    about equal length (some empty where a run has fewer tokens than ranks)."""
+    pieces = max(1, min(pieces, tokens))
+    cuts = [round(i * tokens / pieces) for i in range(pieces + 1)]
     result = []
-    for p in range(pieces):
-        first, last = round(p * units / pieces), round((p + 1) * units / pieces)
-        inner = [cut(first + round(i * (last - first) / world)) for i in range(world + 1)]
+    for start, stop in zip(cuts[:-1], cuts[1:]):
+        inner = [start + round(i * (stop - start) / world) for i in range(world + 1)]
         result.append(list(zip(inner[:-1], inner[1:])))
     return result
 
@@ -173,36 +160,24 @@ class _PeerStoreRowReduce(Function):
         space = _workspace(group, widest, x.shape[0], cols, values.dtype, x.device)
         rank = space.rank
         compute = torch.cuda.current_stream(x.device)
-        for index, piece in enumerate(bounds):
-            mine = slice(*piece[rank])
-            for step in range(1, world + 1):
-                peer = (rank + step) % world
+        for piece in bounds:
+            for step in range(world):
+                peer = (rank + 1 + step) % world
                 start, stop = piece[peer]
                 if stop > start:
                     target = space.peer_slots[peer][rank, :stop - start]
                     _ops.multiply_into(values, pattern, x[start:stop], target, bias)
             space.barrier()
-            if mine.stop > mine.start:
-                # Elementwise adds, at ~3x the bandwidth of torch.sum's reduction over the slots
-                # (72 us for 2 x 32 MB on an H200, where an add moves them in ~25).
-                slots = space.slots[:, :mine.stop - mine.start]
-                others = [peer for peer in range(world) if peer != rank]
-                torch.add(slots[rank], slots[others[0]], out=space.sums[mine])
-                for peer in others[1:]:
-                    space.sums[mine].add_(slots[peer])
+            start, stop = piece[rank]
+            if stop > start:
+                torch.sum(space.slots[:, :stop - start], dim=0, out=space.sums[start:stop])
             space.barrier()
-            last = index == len(bounds) - 1
             space.copy_stream.wait_stream(compute)
             with torch.cuda.stream(space.copy_stream):
                 for peer in range(world):
                     start, stop = piece[peer]
-                    if stop > start and peer != rank:
+                    if stop > start:
                         y[start:stop].copy_(space.peer_sums[peer][start:stop], non_blocking=True)
-                if not last:
-                    y[mine].copy_(space.sums[mine], non_blocking=True)
-            if last:
-                # Beside the last pulls, on the compute stream's SMs (nothing left to hide it under).
-                y[mine].copy_(space.sums[mine])
         compute.wait_stream(space.copy_stream)
         ctx.pattern = pattern
         ctx.save_for_backward(values, x)
