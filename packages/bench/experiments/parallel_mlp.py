@@ -26,9 +26,7 @@ leaves to NCCL (comm_sm_margin; 0: none, the multiply's persistent kernels on ev
 the 2026-11-25 s14 runs measured: no overlap). Rows "chunks_1" (plain) and
 "chunks_4_margin_16" (4 chunks, 16 SMs left); "default": the layer's own defaults
 (overlap_chunks=None, comm_sm_margin=32). Only the forward is chunked; the backward of every
-row is the whole layer's. Rows "peer_<n>" (--pieces): the peer-store reduction
-(reduction='peer_stores': the multiplies store into the peers' symmetric buffers, the sums
-come back on the copy engines) with the tokens in n runs. (Rows "pipeline_*", in the 2026-11-26 s18 results, were a
+row is the whole layer's. (Rows "pipeline_*", in the 2026-11-26 s18 results, were a
 ParallelBsrMLP pipelined over both layers, since removed: perf-log 67.) On the CPU (gloo), a
 small case:
 
@@ -75,9 +73,6 @@ def _arguments() -> argparse.Namespace:
                              "one row per count and margin")
     parser.add_argument("--margins", default="0,8,16,32",
                         help="overlap: the SMs left to NCCL, one timed row per entry (comma-separated)")
-    parser.add_argument("--pieces", default="1,2,3",
-                        help="peer-store reduction (reduction='peer_stores', CUDA, 2+ ranks): one row "
-                             "'peer_<n>' per count of token runs; empty: none")
     parser.add_argument("--cap-ctas", action="store_true",
                         help="overlap: also one row per margin whose reduction runs in a group of its own "
                              "with NCCL's CTAs capped at the margin (ProcessGroupNCCL.Options.config.max_ctas)")
@@ -176,10 +171,6 @@ def _run(arguments: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
                                                         overlap_chunks=chunks, comm_sm_margin=margin)
             for label, (chunks, margin) in settings.items()}
     rows["default"] = RowParallelBsrLinear.from_bsr_linear(second, feature_bounds=bounds)  # overlap_chunks=None
-    if device.type == "cuda" and world_size > 1:
-        for pieces in (int(count) for count in arguments.pieces.split(",") if count):
-            rows[f"peer_{pieces}"] = RowParallelBsrLinear.from_bsr_linear(
-                second, feature_bounds=bounds, reduction="peer_stores", overlap_chunks=pieces)
     steps: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
         label: (lambda x, row=row: row(column(x))) for label, row in rows.items()}
     torch.manual_seed(1)
@@ -316,7 +307,7 @@ def _summarize(paths: List[str]) -> None:
     runs = sorted((json.load(open(path)) for path in paths), key=lambda run: run["world_size"])
     base = next((run for run in runs if run["world_size"] == 1), None)
     def rows(run: Dict[str, Any]) -> List[str]:
-        return sorted(k for k in run if k.startswith(("chunks_", "pipeline_", "peer_")) or k == "default")
+        return sorted(k for k in run if k.startswith(("chunks_", "pipeline_")) or k == "default")
 
     if base is not None:
         one_gpu = {time: min(base[key].get(time, float("inf")) for key in rows(base))

@@ -28,10 +28,6 @@ enum class PointerLocation { host, device, managed };
 // Where `ptr` lives; for device memory, `ordinal` receives its device. Unregistered host
 // memory reports host.
 PointerLocation locate(const void* ptr, int* ordinal);
-// Whether device `ordinal` may read and write `ptr` through a mapping of its own although the
-// memory lives on another GPU (a peer buffer mapped with cuMemMap / cuMemSetAccess, as torch's
-// symmetric memory makes them). False for memory not mapped that way. runtime/peer_mapping.cu.
-bool mapped_read_write_for(const void* ptr, int ordinal);
 
 // Allocation on `ordinal` (OUT_OF_MEMORY names the byte count on failure). free(nullptr) is a no-op.
 void* device_malloc(std::size_t bytes, int ordinal);

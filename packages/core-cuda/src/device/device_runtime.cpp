@@ -31,9 +31,7 @@ void check_pointer_on(const void* ptr, bsrmm_device device, const char* what) {
     case cuda::PointerLocation::host:
       invalid_argument(what, " is host memory, but its device says ", describe(device));
     case cuda::PointerLocation::device:
-      // Another GPU's memory that this one has mapped for itself (a peer's buffer of torch's
-      // symmetric memory: the tensor-parallel reduction writes its partial sums there).
-      if (ordinal != device.ordinal && !cuda::mapped_read_write_for(ptr, device.ordinal)) {
+      if (ordinal != device.ordinal) {
         invalid_argument(what, " lives on cuda:", ordinal, ", but its device says ",
                          describe(device));
       }

@@ -21,9 +21,6 @@ from .._linear import BsrLinear
 from . import _collectives
 from ._groups import resolve_group
 from ._overlap import auto_chunks, chunked_reduce
-from ._peer_stores import DEFAULT_PIECES, peer_store_reduce
-
-REDUCTIONS = ("all_reduce", "peer_stores")
 from ._shard import BsrShard, ShardPlan, plan_shards, take_shard
 
 
@@ -159,21 +156,13 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
     (left to NCCL's reduction; 0: every SM), while the backward stays whole (_overlap.py says
     why). ``overlap_chunks=None`` (the default) chunks where that was measured to pay
     (:func:`auto_chunks`). The bias is replicated; it joins the sum in the first rank's
-    multiply (its epilogue).
-
-    ``reduction``: how the forward's partial sums are summed over the ranks. ``"all_reduce"``:
-    the group's all-reduce, chunked as above. ``"peer_stores"`` (CUDA, NCCL group, torch's
-    symmetric memory): the multiplies store their partial sums straight into the peers'
-    buffers and the sums come back on the copy engines, the multiplies keeping every SM
-    (_peer_stores.py); ``overlap_chunks`` is then the runs of tokens the forward is cut into
-    (None: 2). None (the default): ``"all_reduce"``."""
+    multiply (its epilogue)."""
 
     dim = 1
 
     def __init__(self, layer: BsrLinear, group: Any = None, *, balance: str = "nnz",
                  feature_bounds: Optional[Sequence[int]] = None, input_is_parallel: bool = True, sequence_parallel: bool = False,
-                 overlap_chunks: Optional[int] = None, comm_sm_margin: int = 32,
-                 reduction: Optional[str] = None) -> None:
+                 overlap_chunks: Optional[int] = None, comm_sm_margin: int = 32) -> None:
         if layer.activation != "none":
             raise ValueError("a RowParallelBsrLinear cannot fuse an activation: each rank holds a "
                              "partial sum, and the activation applies to the whole one; apply it "
@@ -185,18 +174,13 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
         if isinstance(comm_sm_margin, bool) or not isinstance(comm_sm_margin, int) or comm_sm_margin < 0:
             raise ValueError(f"comm_sm_margin must be a non-negative int (SMs left to NCCL while "
                              f"overlapping; 0: none); got {comm_sm_margin!r}")
-        if reduction is not None and reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS} or None (the all-reduce); got "
-                             f"{reduction!r}")
-        if sequence_parallel and ((overlap_chunks is not None and overlap_chunks > 1)
-                                  or reduction == "peer_stores"):
-            raise ValueError("overlap_chunks and reduction='peer_stores' reduce the whole output; "
-                             "sequence_parallel reduce-scatters it (choose one)")
+        if sequence_parallel and overlap_chunks is not None and overlap_chunks > 1:
+            raise ValueError("overlap_chunks overlaps all-reduces; sequence_parallel reduce-scatters "
+                             "(choose one)")
         super().__init__(layer, group, balance, feature_bounds, None, False)
         self.bias = None if layer.bias is None else nn.Parameter(layer.bias.detach().clone())
         self.input_is_parallel, self.sequence_parallel = input_is_parallel, sequence_parallel
         self.overlap_chunks, self.comm_sm_margin = overlap_chunks, comm_sm_margin
-        self.reduction = reduction or "all_reduce"
 
     @classmethod
     def from_bsr_linear(cls, layer: BsrLinear, group: Any = None, **options: Any) -> "RowParallelBsrLinear":
@@ -225,13 +209,9 @@ class RowParallelBsrLinear(_ParallelBsrLinear):
         # it after the reduction was a pass over the whole output; AddBias gives it its gradient.
         first_rank_bias = self.bias.detach() if self.bias is not None and self.rank == 0 else None
         chunks = self.overlap_chunks
-        peer_stores = self.reduction == "peer_stores" and self.world_size > 1
         if chunks is None:
-            chunks = DEFAULT_PIECES if peer_stores else auto_chunks(tokens, self.world_size)
-        if peer_stores:
-            y = peer_store_reduce(self.local.values, self.local._pattern_key, tokens, chunks,
-                                  self.group, first_rank_bias)
-        elif chunks > 1 and tokens.shape[0] > 1:
+            chunks = auto_chunks(tokens, self.world_size)
+        if chunks > 1 and tokens.shape[0] > 1:
             y = chunked_reduce(self.local.values, self.local._pattern_key, tokens,
                                min(chunks, tokens.shape[0]), self.group, self.comm_sm_margin,
                                first_rank_bias)

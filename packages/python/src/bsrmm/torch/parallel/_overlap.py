@@ -81,17 +81,11 @@ class _ChunkedRowReduce(Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        return (*whole_layer_backward(ctx, grad), None, None, None, None, None)
-
-
-def whole_layer_backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
-    """dValues and dX of a reduced row-parallel forward that saved (values, x) and its pattern:
-    the reduction's adjoint is the identity, so both come from the whole gradient, unchunked."""
-    values, x = ctx.saved_tensors
-    grad = grad.contiguous()
-    d_values = _ops.sampled_mm(grad.T, x, ctx.pattern) if ctx.needs_input_grad[0] else None
-    d_x = _ops.bsr_mm(values, ctx.pattern, grad, None, "none", True) if ctx.needs_input_grad[1] else None
-    return d_values, d_x
+        values, x = ctx.saved_tensors
+        grad = grad.contiguous()
+        d_values = _ops.sampled_mm(grad.T, x, ctx.pattern) if ctx.needs_input_grad[0] else None
+        d_x = _ops.bsr_mm(values, ctx.pattern, grad, None, "none", True) if ctx.needs_input_grad[1] else None
+        return d_values, d_x, None, None, None, None, None
 
 
 def chunked_reduce(values: torch.Tensor, pattern: int, x: torch.Tensor, chunks: int, group: Group,
