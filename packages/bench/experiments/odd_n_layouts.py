@@ -5,6 +5,7 @@ host time counts where it exceeds the kernel's), against every eligible variant 
     python3 packages/bench/experiments/odd_n_layouts.py --part ld       # numpy's ld = N; torch's layout N = 8..256
     python3 packages/bench/experiments/odd_n_layouts.py --part survey   # N = 9..600 with an aligned ld, every variant
     python3 packages/bench/experiments/odd_n_layouts.py --part rounded  # odd N against N rounded down to 8
+    python3 packages/bench/experiments/odd_n_layouts.py --part families # N = 9..1023, r = 1..7: each family's best
 
 A: 8192^2, blocks of 64 at d 0.25 (bf16, f32) or of 128 at d 0.125 (f16); "numpy": B (K, N)
 row-major with ld = N; "numpy-ld8": ld rounded up to 8; "torch": B = x^T, C = y^T (column-major).
@@ -140,13 +141,56 @@ def part_rounded() -> None:
                 survey(a, b, c, f"{name} {lay} N={n}", None, top=5)
 
 
+FAMILIES = (("staging", ("cuda_aligned_staging",)), ("tail", ("sm90_columns_of_8_then_tail",)),
+            ("sm80", ("sm80_",)), ("narrow", ("narrow_",)), ("dense", ("dense_",)))
+
+
+def part_families(sizes: tuple = (9, 23, 33, 63, 100, 129, 199, 257, 263, 390, 519, 775, 1023)) -> None:
+    """Which family should take odd N below the column tail's N >= 1024 (perf-log 103): the
+    untuned pick against each family's fastest forced variant, torch's layout and row-major B
+    with an aligned ld, N = 8q + r over r = 1..7."""
+    print("== odd N by family: untuned pick, then each family's fastest forced variant (us)", flush=True)
+    for name, block, density in (("bf16", 64, 0.25), ("f16", 128, 0.125)):
+        a, dense = matrix(8192, block, density, DTYPES[name])
+        for n in sizes:
+            for lay in ("torch", "numpy-ld8"):
+                b, c = operands(lay, n, 8192, DTYPES[name])
+                context = bsrmm.Context("cuda", tuning="off")
+                c.fill_(float("nan"))
+                bsrmm.matmul(a, b, out=c, context=context)
+                err = relative_error(dense, b, c)
+                pick = context.last_variant
+                t_pick = timed_us(lambda: bsrmm.matmul(a, b, out=c, context=context))
+                best = {}
+                for variant in bsrmm.variants("matmul"):
+                    family = next((f for f, prefixes in FAMILIES if variant.startswith(prefixes)), None)
+                    if family is None:
+                        continue
+                    try:
+                        ctx = bsrmm.Context("cuda", tuning="off", variant=variant)
+                        bsrmm.matmul(a, b, out=c, context=ctx)
+                    except bsrmm.Error:
+                        continue
+                    t = timed_us(lambda: bsrmm.matmul(a, b, out=c, context=ctx), reps=5)
+                    if family not in best or t < best[family][0]:
+                        best[family] = (t, variant)
+                fastest = min(best.values())[0] if best else t_pick
+                cells = "  ".join(f"{f} {best[f][0]:.1f}" for f, _ in FAMILIES if f in best)
+                print(f"{name} b{block} {lay:9s} N={n:4d} r={n % 8}: {pick} {t_pick:.1f} (err {err:.1e}) | {cells} | "
+                      f"untuned/best {t_pick / fastest:.2f}x", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("ld", "survey", "rounded"), default="rounded")
+    parser.add_argument("--part", choices=("ld", "survey", "rounded", "families"), default="rounded")
+    parser.add_argument("--n", help="families: these N (comma-separated) instead of the default list")
     args = parser.parse_args()
     torch.manual_seed(0)
     print(torch.cuda.get_device_name(), bsrmm.__version__, flush=True)
-    {"ld": part_ld, "survey": part_survey, "rounded": part_rounded}[args.part]()
+    if args.part == "families" and args.n:
+        part_families(tuple(int(n) for n in args.n.split(",")))
+        return
+    {"ld": part_ld, "survey": part_survey, "rounded": part_rounded, "families": part_families}[args.part]()
 
 
 if __name__ == "__main__":

@@ -55,13 +55,22 @@ int family_rank(const Variant& variant, const MatmulArgs& args) {
       return narrow::preferred(narrow::facts_of(args)) ? kNarrowFirst : 1;
     case Family::sm90: return 6;
     // sm90 on all but N's last few columns, whose second read of A pays from ~1000 columns on
-    // (column_tail.cu); below that it ranks under sm80 and the tuner still times it.
-    case Family::column_tail: return args.c.cols >= column_tail::kFirstFrom ? 6 : 3;
+    // (column_tail.cu), or where torch's layout leaves one; elsewhere it ranks under sm80 and
+    // the tuner still times it.
+    case Family::column_tail:
+      return args.c.cols >= column_tail::kFirstFrom ||
+                     column_tail::first_for_one_column_of_torchs_layout(
+                         args.c.cols, args.b.layout == BSRMM_LAYOUT_COL_MAJOR,
+                         args.c.layout == BSRMM_LAYOUT_COL_MAJOR)
+                 ? 6
+                 : 3;
     // B / C copied for a tensor-core kernel (unaligned, or N padded to 8 for a row tile): above
-    // the kernels that read them in place, under narrow where narrow applies. For a column-major
-    // B (torch's x^T) under sm80, whose column-major kernels ran level with the staged call
-    // at N = 33..257 in Python on the H100 machine, where row-major B's ran 2-3x slower (entry 99).
-    case Family::aligned_staging: return args.b.layout == BSRMM_LAYOUT_ROW_MAJOR ? 5 : 3;
+    // the kernels that read them in place, under narrow where narrow applies. A column-major B
+    // (torch's x^T) only below N = 256: there the staged call ran 1.1-1.4x faster than sm80's
+    // column-major kernels on the H100 (perf-log 103; one cell of twelve 1.19x slower), from
+    // 256 on it was level with them, ahead or behind by up to 1.2x depending on the shape.
+    case Family::aligned_staging:
+      return args.b.layout == BSRMM_LAYOUT_ROW_MAJOR || args.c.cols < 256 ? 5 : 3;
     case Family::sm80: return 4;
     case Family::fp8_widened: return 2;
     default: return 0;

@@ -82,5 +82,24 @@ TEST(ColumnTail, IsTheHeuristicsPickForRowTilesPastAMultipleOfEight) {
   }
 }
 
+// Torch's layout with one column past a multiple of 8, from kOneColumnFrom: the split is the
+// untuned pick (a one-column tail is one read of A), where a row-major B, or more columns,
+// keep the staged call or sm80 (perf-log 103).
+TEST(ColumnTail, IsTheHeuristicsPickForOneColumnOfTorchsLayout) {
+  std::string why;
+  if (!hopper(&why)) GTEST_SKIP() << why;
+  for (const int64_t n : {129, 257, 263}) {
+    for (const bsrmm_layout layout : {BSRMM_LAYOUT_ROW_MAJOR, BSRMM_LAYOUT_COL_MAJOR}) {
+      Problem problem = shaped_problem(BSRMM_DTYPE_BF16, 48, 48, 64, 64, n, 0.25);
+      problem.b_layout = problem.c_layout = layout;
+      SCOPED_TRACE(problem.describe());
+      const Outcome outcome = run_and_check(problem);
+      if (HasFatalFailure()) return;
+      const bool one_column_of_torchs_layout = n % 8 == 1 && layout == BSRMM_LAYOUT_COL_MAJOR;
+      EXPECT_EQ(outcome.variant == kVariant, one_column_of_torchs_layout) << outcome.variant;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bsrmm::test
