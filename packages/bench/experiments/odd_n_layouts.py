@@ -58,26 +58,37 @@ def relative_error(a_dense: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> f
     return ((c.double() - ref).abs().max() / ref.abs().max()).item()
 
 
-def survey(a, b, c, tag: str, dense=None, forced: bool = True, top: int = 6) -> float:
+def untuned(a, b, c, dense=None):
+    """The untuned pick's name, its time (us) and its error against float64 (C poisoned first;
+    nan without ``dense``)."""
     context = bsrmm.Context("cuda", tuning="off")
     c.fill_(float("nan"))
     bsrmm.matmul(a, b, out=c, context=context)
     err = relative_error(dense, b, c) if dense is not None else float("nan")
-    pick = context.last_variant
-    t_pick = timed_us(lambda: bsrmm.matmul(a, b, out=c, context=context))
+    return context.last_variant, timed_us(lambda: bsrmm.matmul(a, b, out=c, context=context)), err
+
+
+def forced_times(a, b, c, prefixes=KERNEL_PREFIXES):
+    """(time in us, name) of every variant named with one of ``prefixes`` that takes the call,
+    fastest first."""
+    times = []
+    for name in bsrmm.variants("matmul"):
+        if not name.startswith(prefixes):
+            continue
+        try:
+            ctx = bsrmm.Context("cuda", tuning="off", variant=name)
+            bsrmm.matmul(a, b, out=c, context=ctx)
+        except bsrmm.Error:
+            continue
+        times.append((timed_us(lambda: bsrmm.matmul(a, b, out=c, context=ctx), reps=5), name))
+    return sorted(times)
+
+
+def survey(a, b, c, tag: str, dense=None, forced: bool = True, top: int = 6) -> float:
+    pick, t_pick, err = untuned(a, b, c, dense)
     line = f"{tag}: untuned {pick} {t_pick:.1f} us (rel err {err:.1e})"
     if forced:
-        times = []
-        for name in bsrmm.variants("matmul"):
-            if not name.startswith(KERNEL_PREFIXES):
-                continue
-            try:
-                ctx = bsrmm.Context("cuda", tuning="off", variant=name)
-                bsrmm.matmul(a, b, out=c, context=ctx)
-            except bsrmm.Error:
-                continue
-            times.append((timed_us(lambda: bsrmm.matmul(a, b, out=c, context=ctx), reps=5), name))
-        times.sort()
+        times = forced_times(a, b, c)
         line += "\n    forced: " + ", ".join(f"{name} {t:.1f}" for t, name in times[:top])
         if times and times[0][0] < 0.95 * t_pick:
             line += f"\n    ** untuned {t_pick / times[0][0]:.2f}x the best forced"
@@ -155,25 +166,11 @@ def part_families(sizes: tuple = (9, 23, 33, 63, 100, 129, 199, 257, 263, 390, 5
         for n in sizes:
             for lay in ("torch", "numpy-ld8"):
                 b, c = operands(lay, n, 8192, DTYPES[name])
-                context = bsrmm.Context("cuda", tuning="off")
-                c.fill_(float("nan"))
-                bsrmm.matmul(a, b, out=c, context=context)
-                err = relative_error(dense, b, c)
-                pick = context.last_variant
-                t_pick = timed_us(lambda: bsrmm.matmul(a, b, out=c, context=context))
+                pick, t_pick, err = untuned(a, b, c, dense)
                 best = {}
-                for variant in bsrmm.variants("matmul"):
-                    family = next((f for f, prefixes in FAMILIES if variant.startswith(prefixes)), None)
-                    if family is None:
-                        continue
-                    try:
-                        ctx = bsrmm.Context("cuda", tuning="off", variant=variant)
-                        bsrmm.matmul(a, b, out=c, context=ctx)
-                    except bsrmm.Error:
-                        continue
-                    t = timed_us(lambda: bsrmm.matmul(a, b, out=c, context=ctx), reps=5)
-                    if family not in best or t < best[family][0]:
-                        best[family] = (t, variant)
+                for t, variant in forced_times(a, b, c, tuple(p for _, ps in FAMILIES for p in ps)):
+                    family = next(f for f, prefixes in FAMILIES if variant.startswith(prefixes))
+                    best.setdefault(family, (t, variant))  # fastest first
                 fastest = min(best.values())[0] if best else t_pick
                 cells = "  ".join(f"{f} {best[f][0]:.1f}" for f, _ in FAMILIES if f in best)
                 print(f"{name} b{block} {lay:9s} N={n:4d} r={n % 8}: {pick} {t_pick:.1f} (err {err:.1e}) | {cells} | "
